@@ -1,0 +1,2 @@
+//! The bridge (work in progress).
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! The upstream fixture server (work in progress).
+#![forbid(unsafe_code)]
