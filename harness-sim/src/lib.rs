@@ -1,2 +1,42 @@
-//! Work in progress.
+//! Simulated MCP clients of VS Code.
+//!
+//! `harness-sim` sends the frames that the two MCP clients of VS Code send, in
+//! their order and form, and reacts to a server as they react: the Local
+//! harness (the workbench client of VS Code 1.140-1.142) and the Copilot
+//! harness (copilot-cli 1.0.89-1.0.95). The behaviour comes from
+//! `shared/reference/vscode/clients.md`, its frame files, and the contract
+//! (R1-R8, C1-C4, O1-O11, the quirk table, the stop sequence). The simulators
+//! drive the bridge in the transcripts, the conformance runner and the
+//! benchmarks, and a person can point them at any stdio MCP server.
+//!
+//! # Layout
+//! - [`process`]: [`process::StdioPeer`], a server process over pipes: lines
+//!   with times, stderr as it comes, signals, exit timing, the process group.
+//! - [`profile`]: [`profile::Profile`], the six client versions and their opening frames.
+//! - [`answers`]: [`answers::AnswerPolicy`], what the simulated user answers.
+//! - [`client`]: [`client::SimClient`], one client session: opening, lists
+//!   with paging and the R4 loop, the R6 checks, tool calls with `_meta`,
+//!   answers, cancellation, the MRTR rounds of the modern path, the stop sequences.
+//! - [`record`]: the recording format (JSON Lines) and its redaction.
+//! - [`report`]: the readable and the JSON report of a session.
+//! - [`tap`]: `harness-sim tap`, a pass-through recorder between a real client and a server.
+//! - [`replay`]: plays the client side of a recording against a server.
+//! - [`script`]: a scripted server that plays the server side of a frame file (tests).
+//! - [`cli`]: the command line of the binary.
 #![forbid(unsafe_code)]
+
+pub mod answers;
+pub mod cli;
+pub mod client;
+pub mod process;
+pub mod profile;
+pub mod record;
+pub mod replay;
+pub mod report;
+pub mod script;
+pub mod tap;
+
+pub use answers::AnswerPolicy;
+pub use client::{CallOutcome, Negotiated, SimClient, SimError, SimOptions, WirePath};
+pub use process::{Received, StdioPeer};
+pub use profile::Profile;
