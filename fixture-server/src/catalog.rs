@@ -1,0 +1,168 @@
+//! The tools, prompts and resources of a server, and its capabilities.
+//!
+//! The definitions are rmcp model types (`Tool`, `Prompt`, `Resource`,
+//! `ResourceTemplate`); each has a plain function as handler, so the catalog of a
+//! profile is data built once at start.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    ErrorData, Prompt, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
+};
+use serde_json::{Map, Value, json};
+
+use crate::config::{Config, Profile};
+use crate::context::Call;
+use crate::input::Prior;
+use crate::session::Switch;
+
+/// A boxed future that a handler returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// A `tools/call` being handled.
+pub struct ToolCall {
+    pub call: Call,
+    pub name: String,
+    pub args: Map<String, Value>,
+    pub prior: Prior,
+}
+
+/// What happens after the response of a tool is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// The process exits with `code` after `delay`.
+    Exit { code: i32, delay: Duration },
+}
+
+/// The result of a tool (a `CallToolResult` or an `InputRequiredResult`), and what
+/// follows its response.
+pub struct ToolReply {
+    pub result: Value,
+    pub then: Option<After>,
+}
+
+impl ToolReply {
+    pub fn new(result: impl serde::Serialize) -> ToolReply {
+        ToolReply {
+            result: serde_json::to_value(result).unwrap_or(Value::Null),
+            then: None,
+        }
+    }
+}
+
+pub type ToolHandler = fn(ToolCall) -> BoxFuture<Result<ToolReply, ErrorData>>;
+
+/// A tool and its handler.
+pub struct ToolSpec {
+    pub tool: Tool,
+    pub handler: ToolHandler,
+    /// Listed and callable only while this switch of `toggle` is on.
+    pub switch: Option<Switch>,
+}
+
+/// A `prompts/get` being handled.
+pub struct PromptCall {
+    pub call: Call,
+    pub name: String,
+    /// The string arguments of the request.
+    pub arguments: Map<String, Value>,
+    pub prior: Prior,
+}
+
+/// Returns a `GetPromptResult` or an `InputRequiredResult`.
+pub type PromptHandler = fn(PromptCall) -> BoxFuture<Result<Value, ErrorData>>;
+
+/// A prompt and its handler.
+pub struct PromptSpec {
+    pub prompt: Prompt,
+    pub handler: PromptHandler,
+    pub switch: Option<Switch>,
+}
+
+/// A resource with fixed contents.
+pub struct ResourceSpec {
+    pub resource: Resource,
+    pub contents: fn() -> Vec<ResourceContents>,
+}
+
+/// A resource template; `read` gives the contents of a URI that matches it.
+pub struct TemplateSpec {
+    pub template: ResourceTemplate,
+    pub read: fn(&str) -> Option<Vec<ResourceContents>>,
+}
+
+/// Answers `completion/complete` with a `CompleteResult`.
+pub type CompletionHandler = fn(&Map<String, Value>) -> Value;
+
+/// Everything a server offers.
+pub struct Catalog {
+    pub tools: Vec<ToolSpec>,
+    pub prompts: Vec<PromptSpec>,
+    pub resources: Vec<ResourceSpec>,
+    pub templates: Vec<TemplateSpec>,
+    /// `None`: no `completions` capability, and `completion/complete` is unknown.
+    pub completion: Option<CompletionHandler>,
+    pub instructions: &'static str,
+    /// The `extensions` capability, when the server declares extensions.
+    pub extensions: Option<Value>,
+}
+
+/// The instructions of `server/discover`.
+pub const INSTRUCTIONS: &str = "The upstream server of the mcp-bridge-rs tests.";
+
+impl Catalog {
+    /// The catalog of `config`.
+    pub fn build(config: &Config) -> Catalog {
+        let mut catalog = match config.profile {
+            Profile::Fixture => crate::tools::fixture_catalog(config),
+            Profile::Conformance => crate::conformance::catalog(config),
+        };
+        catalog
+            .tools
+            .extend((0..config.many_tools).map(crate::tools::many::numbered_tool));
+        if !config.completions {
+            catalog.completion = None;
+        }
+        catalog
+    }
+
+    /// The `capabilities` of `server/discover`.
+    pub fn capabilities(&self) -> Value {
+        let mut capabilities = json!({
+            "tools": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": true},
+            "logging": {},
+        });
+        if self.completion.is_some() {
+            capabilities["completions"] = json!({});
+        }
+        if let Some(extensions) = &self.extensions {
+            capabilities["extensions"] = extensions.clone();
+        }
+        capabilities
+    }
+}
+
+/// A tool with a description and a raw input schema (an object schema).
+pub fn tool(name: impl Into<String>, description: &str, input_schema: Value) -> Tool {
+    let schema = match input_schema {
+        Value::Object(schema) => schema,
+        _ => Map::new(),
+    };
+    Tool::new(name.into(), description.to_owned(), Arc::new(schema))
+}
+
+/// The input schema of a tool without arguments: only an empty object
+/// (server/tools.mdx recommends it).
+pub fn no_arguments() -> Value {
+    json!({"type": "object", "additionalProperties": false})
+}
+
+/// `annotations: {readOnlyHint: true}`, the only annotation of the fixture.
+pub fn read_only(tool: Tool) -> Tool {
+    tool.with_annotations(ToolAnnotations::new().read_only(true))
+}

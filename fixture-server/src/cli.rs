@@ -1,0 +1,287 @@
+//! The command line of `bridge-fixture-server`.
+//!
+//! A small parser of its own, so that the error names the argument in the fixture's
+//! stderr format and the usage text is exact. To add an option: one entry in
+//! [`OPTIONS`], one arm in [`apply`], one line in [`USAGE`] (a test checks that every
+//! option is in the usage). Values come as `--name VALUE` or `--name=VALUE`; the last
+//! occurrence wins.
+
+use std::ffi::OsString;
+
+use crate::config::{Config, Profile};
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Serve(Options),
+    /// `--help`: the usage on stdout, exit 0.
+    Help,
+    /// `--version`: the version on stdout, exit 0.
+    Version,
+}
+
+/// The options of a serving process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    pub config: Config,
+    /// Misbehave: close stdout at once, then sleep without reading stdin.
+    pub close_stdout: bool,
+}
+
+/// A bad command line; the message names the argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CliError(pub String);
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The largest N of `--many-tools`.
+pub const MAX_MANY_TOOLS: usize = 100_000;
+
+/// The usage text of `--help` and of a bad command line.
+pub const USAGE: &str = "\
+Usage: bridge-fixture-server [OPTIONS]
+
+The upstream MCP server of the mcp-bridge-rs tests: MCP revision 2026-07-28 on stdio.
+It reads one JSON-RPC message per line on stdin, writes one per line on stdout, and
+writes log lines that start with \"bridge-fixture-server: \" on stderr. Every request
+needs params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\" and
+io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.
+
+Options:
+  --profile NAME     The tool surface: fixture (default: 21 tools, 3 prompts) or
+                     conformance (the \"everything\" server of the MCP conformance suite)
+  --many-tools N     Adds the tools tool_0 .. tool_<N-1> (N from 0 to 100000)
+  --apps             Adds the MCP Apps parts: the extension io.modelcontextprotocol/ui,
+                     the tool show and the resources ui://fixture/view and
+                     file:///fixture/readme.txt
+  --array-output     Adds the tool array_output (an outputSchema of type array)
+  --no-completions   Declares no completions; completion/complete gets -32601
+  --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
+                     reading stdin
+  -h, --help         Prints this help
+  -V, --version      Prints the version
+
+Exit codes: 0 at the end of stdin and after the tool shutdown, 1 when stdout fails,
+2 for a bad command line, 3 after the tool crash.
+";
+
+struct OptionSpec {
+    name: &'static str,
+    short: Option<&'static str>,
+    takes_value: bool,
+}
+
+const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "--profile",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--many-tools",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--apps",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--array-output",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--no-completions",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--close-stdout",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--help",
+        short: Some("-h"),
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--version",
+        short: Some("-V"),
+        takes_value: false,
+    },
+];
+
+/// Parses the arguments after the program name. The executable always has the tools
+/// `crash` and `shutdown`.
+pub fn parse<I>(args: I) -> Result<Command, CliError>
+where
+    I: IntoIterator<Item = OsString>,
+{
+    let mut options = Options {
+        config: Config {
+            process_tools: true,
+            ..Config::default()
+        },
+        close_stdout: false,
+    };
+    let mut help = false;
+    let mut version = false;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let arg = arg
+            .into_string()
+            .map_err(|arg| CliError(format!("the argument {arg:?} is not valid UTF-8")))?;
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => {
+                (name.to_owned(), Some(value.to_owned()))
+            }
+            _ => (arg.clone(), None),
+        };
+        let Some(spec) = OPTIONS
+            .iter()
+            .find(|spec| spec.name == name || spec.short == Some(name.as_str()))
+        else {
+            return Err(CliError(if arg.starts_with('-') {
+                format!("unknown argument '{arg}'")
+            } else {
+                format!("unexpected argument '{arg}': the server takes options only")
+            }));
+        };
+        let value = match (spec.takes_value, inline) {
+            (true, Some(value)) => Some(value),
+            (true, None) => Some(
+                args.next()
+                    .and_then(|value| value.into_string().ok())
+                    .ok_or_else(|| CliError(format!("the option {} needs a value", spec.name)))?,
+            ),
+            (false, Some(_)) => {
+                return Err(CliError(format!("the option {} takes no value", spec.name)));
+            }
+            (false, None) => None,
+        };
+        match spec.name {
+            "--help" => help = true,
+            "--version" => version = true,
+            name => apply(&mut options, name, value)?,
+        }
+    }
+    Ok(if help {
+        Command::Help
+    } else if version {
+        Command::Version
+    } else {
+        Command::Serve(options)
+    })
+}
+
+fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(), CliError> {
+    let value = value.unwrap_or_default();
+    let config = &mut options.config;
+    match name {
+        "--profile" => {
+            config.profile = Profile::parse(&value).ok_or_else(|| {
+                CliError(format!(
+                    "the value '{value}' of --profile is not a profile (fixture, conformance)"
+                ))
+            })?;
+        }
+        "--many-tools" => {
+            config.many_tools = value
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= MAX_MANY_TOOLS && !value.starts_with('+'))
+                .ok_or_else(|| {
+                    CliError(format!(
+                        "the value '{value}' of --many-tools is not a number from 0 to {MAX_MANY_TOOLS}"
+                    ))
+                })?;
+        }
+        "--apps" => config.apps = true,
+        "--array-output" => config.array_output = true,
+        "--no-completions" => config.completions = false,
+        "--close-stdout" => options.close_stdout = true,
+        other => return Err(CliError(format!("unknown argument '{other}'"))),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_strs(args: &[&str]) -> Result<Command, CliError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    fn serve(args: &[&str]) -> Options {
+        match parse_strs(args) {
+            Ok(Command::Serve(options)) => options,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_arguments_serve_the_fixture_with_process_tools() {
+        let options = serve(&[]);
+        assert_eq!(options.config.profile, Profile::Fixture);
+        assert!(options.config.process_tools && options.config.completions);
+        assert!(!options.close_stdout && !options.config.apps);
+    }
+
+    #[test]
+    fn values_come_after_a_space_or_an_equal_sign() {
+        let options = serve(&["--many-tools", "150", "--profile=conformance", "--apps"]);
+        assert_eq!(options.config.many_tools, 150);
+        assert_eq!(options.config.profile, Profile::Conformance);
+        assert!(options.config.apps);
+        assert_eq!(
+            serve(&["--many-tools=3", "--many-tools=4"])
+                .config
+                .many_tools,
+            4
+        );
+        let options = serve(&["--no-completions", "--array-output", "--close-stdout"]);
+        assert!(!options.config.completions && options.config.array_output && options.close_stdout);
+    }
+
+    #[test]
+    fn errors_name_the_argument() {
+        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
+        assert_eq!(error(&["--nope"]), "unknown argument '--nope'");
+        assert!(error(&["stray"]).contains("'stray'"));
+        assert_eq!(
+            error(&["--many-tools"]),
+            "the option --many-tools needs a value"
+        );
+        assert!(error(&["--many-tools", "x"]).contains("'x' of --many-tools"));
+        assert!(error(&["--many-tools", "100001"]).contains("--many-tools"));
+        assert!(error(&["--profile", "everything"]).contains("--profile"));
+        assert_eq!(error(&["--apps=yes"]), "the option --apps takes no value");
+    }
+
+    #[test]
+    fn help_and_version_win_over_other_options() {
+        assert_eq!(parse_strs(&["--apps", "-h"]), Ok(Command::Help));
+        assert_eq!(parse_strs(&["--version"]), Ok(Command::Version));
+        assert_eq!(parse_strs(&["-V"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn the_usage_names_every_option_and_the_page_size() {
+        for spec in OPTIONS {
+            assert!(
+                USAGE.contains(spec.name),
+                "{} is not in the usage",
+                spec.name
+            );
+        }
+        assert!(USAGE.contains(&format!("pages of {}", crate::pagination::PAGE_SIZE)));
+    }
+}

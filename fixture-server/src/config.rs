@@ -1,0 +1,62 @@
+//! What a server serves: the tool surface and its options. The command line fills it
+//! (`cli`), tests in the same process build it directly.
+
+/// The tool surface of the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// The fixture of the bridge tests (study section 1): 21 tools and 3 prompts over
+    /// stdio.
+    #[default]
+    Fixture,
+    /// The tools, prompts and resources that the official MCP conformance suite expects
+    /// of an "everything" server.
+    Conformance,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Fixture => "fixture",
+            Profile::Conformance => "conformance",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Profile> {
+        match text {
+            "fixture" => Some(Profile::Fixture),
+            "conformance" => Some(Profile::Conformance),
+            _ => None,
+        }
+    }
+}
+
+/// The options of a server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub profile: Profile,
+    /// Adds `tool_0` .. `tool_<n-1>`.
+    pub many_tools: usize,
+    /// Adds the MCP Apps parts: the extension `io.modelcontextprotocol/ui`, the tool
+    /// `show`, the resources `ui://fixture/view` and `file:///fixture/readme.txt`.
+    pub apps: bool,
+    /// Adds `array_output` (an `outputSchema` of type array), for in-process tests.
+    pub array_output: bool,
+    /// Declares `completions` and answers `completion/complete`; without it
+    /// `completion/complete` gets -32601.
+    pub completions: bool,
+    /// Adds `crash` and `shutdown`, which end the process: the executable always sets it.
+    pub process_tools: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            profile: Profile::Fixture,
+            many_tools: 0,
+            apps: false,
+            array_output: false,
+            completions: true,
+            process_tools: false,
+        }
+    }
+}

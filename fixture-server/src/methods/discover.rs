@@ -1,0 +1,20 @@
+//! `server/discover` (server/discover.mdx): versions, capabilities, instructions, and
+//! the `serverInfo` (added to every result by `session::stamp`).
+
+use serde_json::{Value, json};
+
+use crate::context::Call;
+use crate::meta::SUPPORTED_VERSIONS;
+
+/// The `DiscoverResult`. `ttlMs` is 0: the fixture makes no promise to caches.
+pub fn discover(call: &Call) -> Value {
+    let catalog = &call.session.catalog;
+    json!({
+        "resultType": "complete",
+        "supportedVersions": SUPPORTED_VERSIONS,
+        "capabilities": catalog.capabilities(),
+        "instructions": catalog.instructions,
+        "ttlMs": 0,
+        "cacheScope": "public",
+    })
+}
