@@ -1,0 +1,115 @@
+//! Helpers shared by the integration tests of harness-sim.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use harness_sim::client::{SimClient, SimOptions};
+use harness_sim::{AnswerPolicy, Profile, StdioPeer};
+use serde_json::Value;
+use tokio::time::Duration;
+
+/// The harness-sim executable of this package.
+pub fn harness_sim() -> String {
+    env!("CARGO_BIN_EXE_harness-sim").to_owned()
+}
+
+/// `shared/reference/vscode/frames/` (shared/ sits beside the repository).
+pub fn frames_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/vscode/frames")
+}
+
+/// A frame file by name.
+pub fn frame_file(name: &str) -> PathBuf {
+    frames_dir().join(name)
+}
+
+/// The command of the scripted server playing `files` (frame files or paths).
+pub fn script_command(files: &[PathBuf]) -> Vec<String> {
+    let mut command = vec![harness_sim(), "script-server".to_owned()];
+    command.extend(files.iter().map(|f| f.display().to_string()));
+    command
+}
+
+/// Options for tests: short timeouts and stop timers.
+pub fn test_options(profile: Profile) -> SimOptions {
+    let mut options = SimOptions::for_profile(profile);
+    options.request_timeout = Duration::from_secs(10);
+    options.initialize_timeout = Duration::from_secs(10);
+    options.discover_timeout = Duration::from_secs(5);
+    options.stop.term_after = options.stop.term_after.min(Duration::from_secs(3));
+    options.stop.kill_after = options.stop.kill_after.min(Duration::from_secs(4));
+    options
+}
+
+/// A client of `profile` on `command`.
+pub fn client(profile: Profile, command: &[String], policy: AnswerPolicy) -> SimClient {
+    let peer = StdioPeer::spawn(command).expect("the server starts");
+    SimClient::with_options(profile, peer, policy, test_options(profile))
+}
+
+/// A client of `profile` on the scripted server playing the frame files `names`.
+pub fn scripted(profile: Profile, names: &[&str], policy: AnswerPolicy) -> SimClient {
+    let files: Vec<PathBuf> = names.iter().map(|n| frame_file(n)).collect();
+    client(profile, &script_command(&files), policy)
+}
+
+/// The c2s frames of frame files, in order.
+pub fn c2s_frames(names: &[&str]) -> Vec<Value> {
+    names
+        .iter()
+        .flat_map(|n| {
+            let t = harness_sim::record::Transcript::read(&frame_file(n)).expect("frame file");
+            t.frames(harness_sim::record::Dir::C2s)
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Replaces the values that vary per run (UUIDs, trace ids) by placeholders.
+pub fn normalize(frames: &[Value]) -> Vec<Value> {
+    frames.iter().map(|f| normalize_one(f.clone())).collect()
+}
+
+fn normalize_one(mut value: Value) -> Value {
+    if let Some(meta) = value
+        .pointer_mut("/params/_meta")
+        .and_then(Value::as_object_mut)
+    {
+        for (key, placeholder) in [
+            ("vscode.conversationId", "[conversation-id]"),
+            ("vscode.requestId", "[request-id]"),
+            ("traceparent", "[traceparent]"),
+        ] {
+            if meta.contains_key(key) {
+                meta.insert(key.into(), Value::String(placeholder.into()));
+            }
+        }
+        if meta.get("progressToken").is_some_and(Value::is_string) {
+            meta.insert("progressToken".into(), Value::String("[uuid]".into()));
+        }
+    }
+    value
+}
+
+/// Compact JSON text of each frame, for exact comparisons (key order included).
+pub fn texts(frames: &[Value]) -> Vec<String> {
+    frames
+        .iter()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect()
+}
+
+/// Fails with a readable diff of two frame lists.
+pub fn assert_same_frames(got: &[Value], want: &[Value]) {
+    let (got, want) = (texts(&normalize(got)), texts(&normalize(want)));
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "frame {i} differs");
+    }
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "frame counts differ:\n got {got:#?}\nwant {want:#?}"
+    );
+}
