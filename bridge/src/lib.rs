@@ -1,2 +1,29 @@
-//! The bridge (work in progress).
+//! `mcp-bridge-vscode`: a stdio MCP server of revision 2025-11-25 for the two MCP
+//! clients of VS Code, in front of an MCP server of revision 2026-07-28.
+//!
+//! # Layout
+//!
+//! Frames flow one way through the layers; each is a folder with one job.
+//!
+//! - [`wire`]: JSON-RPC frames as `serde_json::Value`, ids, the line codec with
+//!   `--max-line-bytes`, and the error causes. No MCP rules.
+//! - [`session`]: one task owns the connection with VS Code: the lifecycle, the
+//!   requests in flight, the timers and the order of frames to stdout.
+//! - [`rules`]: pure translation functions between the two revisions, each naming
+//!   the items of the contract it implements (R1-R8, C1-C4, O1-O11).
+//! - [`upstream`]: the upstream server behind one small interface (a child process
+//!   over stdio here; a URL and an in-process server later).
+//! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session.
 #![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod cli;
+pub mod config;
+pub mod log;
+pub mod rules;
+pub mod run;
+pub mod session;
+pub mod upstream;
+pub mod wire;
+
+pub use session::{Exit, serve};

@@ -1,1 +1,35 @@
-fn main() {}
+//! `mcp-bridge-vscode [options] -- <command> [args...]`
+
+use mcp_bridge_vscode::cli::{self, Parsed};
+use mcp_bridge_vscode::{log, run};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let config = match cli::parse(std::env::args_os()) {
+        Ok(Parsed::Run(config)) => config,
+        Ok(Parsed::Print(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprint!("{}", error.report());
+            return ExitCode::from(2);
+        }
+    };
+    log::init(config.log_level);
+    run::exit_on_panic();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(target: log::VSCODE, "the bridge stopped because of an internal error: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let exit = runtime.block_on(run::run_stdio(&config));
+    // The stdin reader may still wait in a blocking read (the upstream stopped while
+    // stdin is open): exit without waiting for it.
+    std::process::exit(i32::from(exit.code()))
+}

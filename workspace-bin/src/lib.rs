@@ -35,7 +35,9 @@ pub fn path(package: &str, bin: &str) -> Result<PathBuf, BinError> {
     if exe.is_file() {
         return Ok(exe);
     }
-    let _guard = BUILD_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _guard = BUILD_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if exe.is_file() {
         return Ok(exe);
     }

@@ -1,0 +1,80 @@
+//! What one run of the bridge needs to know: the options and the limits.
+
+use crate::log::LogLevel;
+use std::ffi::OsString;
+use std::time::Duration;
+
+/// The upstream server of the bridge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpstreamTarget {
+    /// `-- <command> [args...]`: a child process over stdio.
+    Command {
+        program: OsString,
+        args: Vec<OsString>,
+    },
+}
+
+/// The options of the command line.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `--name`: the server name for VS Code when the upstream sends none (R1).
+    pub name: Option<String>,
+    pub log_level: LogLevel,
+    /// `--discover-timeout`.
+    pub discover_timeout: Duration,
+    /// `--max-line-bytes`: for the lines of VS Code and of a stdio upstream.
+    pub max_line_bytes: usize,
+    pub upstream: UpstreamTarget,
+    pub limits: Limits,
+}
+
+/// The limits of the bridge. The defaults are the contract's; tests shorten them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Requests of VS Code in flight; the next one gets `too_many_requests` at once.
+    pub max_in_flight: usize,
+    /// The time limit of list requests, completion, and the first round of
+    /// prompts/get and resources/read.
+    pub list_timeout: Duration,
+    /// The time limit of tools/call, and of later rounds of prompts/get and resources/read.
+    pub call_timeout: Duration,
+    /// The first "still waiting" line comes after this time...
+    pub still_waiting_after: Duration,
+    /// ...and then again after each of these.
+    pub still_waiting_every: Duration,
+    /// How long the upstream may take to stop after each step of the stop sequence.
+    pub shutdown_grace: Duration,
+    /// The watchdog stops the bridge this long after the end of stdin.
+    pub watchdog: Duration,
+    /// How long VS Code may take to answer the input requests of one round (M2).
+    pub input_timeout: Duration,
+    /// Rounds of input requests for one request of VS Code (M2).
+    pub max_rounds: u32,
+    /// Input requests in one round (M2).
+    pub max_inputs_per_round: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 256,
+            list_timeout: Duration::from_secs(120),
+            call_timeout: Duration::from_secs(3600),
+            still_waiting_after: Duration::from_secs(10),
+            still_waiting_every: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(2),
+            watchdog: Duration::from_secs(8),
+            input_timeout: Duration::from_secs(3600),
+            max_rounds: 10,
+            max_inputs_per_round: 16,
+        }
+    }
+}
+
+/// The default of `--max-line-bytes`: 64 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// The largest `--max-line-bytes`: 1 GiB.
+pub const MAX_MAX_LINE_BYTES: usize = 1024 * 1024 * 1024;
+/// The default of `--discover-timeout`.
+pub const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);

@@ -1,0 +1,179 @@
+//! The `_meta` of upstream requests (R3, C3, O5).
+//!
+//! Revision 2026-07-28 has no session: each request carries the protocol version,
+//! the client's identity and capabilities, and the log level. VS Code's own `_meta`
+//! does not go upstream as it is: its progress token stays with the bridge, and only
+//! the trace context and the `vscode.` keys pass.
+
+use super::UPSTREAM_PROTOCOL_VERSION;
+use serde_json::{Map, Value};
+
+type Object = Map<String, Value>;
+
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+pub const PROGRESS_TOKEN_KEY: &str = "progressToken";
+
+/// The `_meta` that every upstream request starts from (R3): made once at initialize.
+/// The client info is VS Code's, when it sent a valid one.
+pub fn base_meta(client_info: Option<&Value>, upstream_capabilities: Object) -> Object {
+    let mut meta = Object::new();
+    meta.insert(
+        PROTOCOL_VERSION_KEY.into(),
+        UPSTREAM_PROTOCOL_VERSION.into(),
+    );
+    if let Some(client_info) = client_info {
+        meta.insert(CLIENT_INFO_KEY.into(), client_info.clone());
+    }
+    meta.insert(
+        CLIENT_CAPABILITIES_KEY.into(),
+        Value::Object(upstream_capabilities),
+    );
+    meta
+}
+
+/// The `_meta` of one upstream request (R3): the base, the log level when VS Code set
+/// one (O5), the bridge's progress token when VS Code asked for progress (C3, O4),
+/// and the keys of VS Code's `_meta` that may pass.
+pub fn request_meta(
+    base: &Object,
+    log_level: Option<&str>,
+    progress_token: Option<Value>,
+    client_meta: Option<Object>,
+) -> Object {
+    let mut meta = base.clone();
+    if let Some(level) = log_level {
+        meta.insert(LOG_LEVEL_KEY.into(), level.into());
+    }
+    if let Some(token) = progress_token {
+        meta.insert(PROGRESS_TOKEN_KEY.into(), token);
+    }
+    for (key, value) in client_meta.into_iter().flatten() {
+        if passes_upstream(&key) {
+            meta.insert(key, value);
+        }
+    }
+    meta
+}
+
+/// The progress token of VS Code's request (C3): any string or number, also `0`.
+pub fn client_progress_token(client_meta: Option<&Object>) -> Option<Value> {
+    client_meta?
+        .get(PROGRESS_TOKEN_KEY)
+        .filter(|token| token.is_string() || token.is_number())
+        .cloned()
+}
+
+/// Whether a key of VS Code's `_meta` goes upstream (R3): the W3C trace context and
+/// the `vscode.` keys, when the key is a valid `_meta` name outside the reserved
+/// prefixes.
+pub fn passes_upstream(key: &str) -> bool {
+    match key {
+        "traceparent" | "tracestate" => true,
+        _ => key.starts_with("vscode.") && is_valid_meta_key(key) && !is_reserved(key),
+    }
+}
+
+/// A `_meta` key: an optional prefix (dot-separated labels, then `/`) and a name
+/// that starts and ends with a letter or digit, with `-`, `_` and `.` inside.
+fn is_valid_meta_key(key: &str) -> bool {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    let valid_name = !name.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let valid_prefix = prefix.is_none_or(|prefix| {
+        prefix.split('.').all(|label| {
+            !label.is_empty()
+                && label.starts_with(|c: char| c.is_ascii_alphabetic())
+                && label.ends_with(|c: char| c.is_ascii_alphanumeric())
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+    });
+    valid_name && valid_prefix
+}
+
+/// A prefix whose second label is `modelcontextprotocol` or `mcp` is reserved.
+fn is_reserved(key: &str) -> bool {
+    let Some((prefix, _)) = key.rsplit_once('/') else {
+        return false;
+    };
+    matches!(
+        prefix.split('.').nth(1),
+        Some("modelcontextprotocol" | "mcp")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Object {
+        base_meta(
+            Some(&json!({"name":"Visual Studio Code","version":"1.141.0"})),
+            Object::new(),
+        )
+    }
+
+    #[test]
+    fn r3_vscode_tools_call_meta_keeps_trace_and_vscode_keys_only() {
+        let client = json!({
+            "progressToken": "0b9f2c1e-6a57-4c1d-9a3e-5d7f0c2b8a41",
+            "vscode.conversationId": "4f1c9a2e", "vscode.requestId": "request_7d3e",
+            "traceparent": "00-4bf9-00f0-01", "tracestate": "vscode=1",
+            "vscode.mcp/x": 1, "vscode.with space": 2, "other": 3,
+            "io.modelcontextprotocol/protocolVersion": "1999-01-01"
+        });
+        let meta = request_meta(
+            &base(),
+            Some("info"),
+            Some(json!(17)),
+            client.as_object().cloned(),
+        );
+        assert_eq!(
+            Value::Object(meta),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name":"Visual Studio Code","version":"1.141.0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/logLevel": "info",
+                "progressToken": 17,
+                "vscode.conversationId": "4f1c9a2e", "vscode.requestId": "request_7d3e",
+                "traceparent": "00-4bf9-00f0-01", "tracestate": "vscode=1"
+            })
+        );
+    }
+
+    #[test]
+    fn r3_without_level_token_or_client_meta_only_the_base_goes() {
+        assert_eq!(request_meta(&base(), None, None, None), base());
+    }
+
+    #[test]
+    fn c3_zero_is_a_progress_token_and_null_is_not() {
+        let meta = |m: Value| client_progress_token(m.as_object());
+        assert_eq!(meta(json!({"progressToken": 0})), Some(json!(0)));
+        assert_eq!(meta(json!({"progressToken": "t"})), Some(json!("t")));
+        assert_eq!(meta(json!({"progressToken": null})), None);
+        assert_eq!(meta(json!({"progressToken": {}})), None);
+        assert_eq!(meta(json!({})), None);
+    }
+
+    #[test]
+    fn meta_keys_follow_the_naming_rules() {
+        assert!(passes_upstream("vscode.requestId"));
+        assert!(passes_upstream("vscode.example/thing"));
+        assert!(!passes_upstream("vscode.mcp/thing"));
+        assert!(!passes_upstream("vscode."));
+        assert!(!passes_upstream("vscode.x-"));
+        assert!(!passes_upstream("baggage"));
+    }
+}

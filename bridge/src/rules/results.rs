@@ -1,0 +1,252 @@
+//! The results that VS Code gets (R4, R5, R6, O10, O11, R8).
+//!
+//! A forwarded result equals the upstream result except for these edits; everything
+//! else (annotations, icons, titles, `structuredContent`, extension members, unknown
+//! members) passes untouched.
+
+use super::SERVER_INFO_KEY;
+use super::schema_repair::{SchemaFix, repair_array_items};
+use serde_json::{Map, Value, json};
+
+type Object = Map<String, Value>;
+
+/// The members of revision 2026-07-28 that a 2025-11-25 result never has.
+const MODERN_RESULT_MEMBERS: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
+
+/// What an upstream result is, by its `resultType`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultKind {
+    /// `complete`, or no `resultType` (an older server).
+    Complete,
+    /// An `InputRequiredResult` (R8): the bridge does the rounds.
+    InputRequired,
+    /// A value the bridge does not know: the result is not valid.
+    Unknown(String),
+}
+
+pub fn result_kind(result: &Object) -> ResultKind {
+    match result.get("resultType") {
+        None => ResultKind::Complete,
+        Some(Value::String(kind)) if kind == "complete" => ResultKind::Complete,
+        Some(Value::String(kind)) if kind == "input_required" => ResultKind::InputRequired,
+        Some(other) => ResultKind::Unknown(other.to_string()),
+    }
+}
+
+/// A change that the Output channel reports (R6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSchemaFix {
+    pub tool: String,
+    pub fix: SchemaFix,
+}
+
+impl ToolSchemaFix {
+    pub fn log_line(&self) -> String {
+        self.fix.log_line(&self.tool)
+    }
+}
+
+/// Shapes a complete upstream result of `method` for VS Code, in place.
+pub fn shape_result(method: &str, result: &mut Object) -> Vec<ToolSchemaFix> {
+    strip_modern_members(result);
+    let mut fixes = Vec::new();
+    match method {
+        "tools/list" => {
+            drop_non_string_cursor(result);
+            fixes = shape_tools(result);
+        }
+        "prompts/list" | "resources/list" | "resources/templates/list" => {
+            drop_non_string_cursor(result)
+        }
+        "tools/call" => shape_call_result(result),
+        _ => {}
+    }
+    fixes
+}
+
+/// Removes `resultType`, `ttlMs`, `cacheScope` and the serverInfo key of `_meta`,
+/// and `_meta` itself when nothing is left in it (R8, O10).
+pub fn strip_modern_members(result: &mut Object) {
+    for member in MODERN_RESULT_MEMBERS {
+        result.shift_remove(member);
+    }
+    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+        meta.shift_remove(SERVER_INFO_KEY);
+        if meta.is_empty() {
+            result.shift_remove("_meta");
+        }
+    }
+}
+
+/// R4: VS Code asks for another page while `nextCursor` is present, even `null`.
+fn drop_non_string_cursor(result: &mut Object) {
+    if result
+        .get("nextCursor")
+        .is_some_and(|cursor| !cursor.is_string())
+    {
+        result.shift_remove("nextCursor");
+    }
+}
+
+/// R6: every input schema gets truthy array `items`; an output schema whose root is
+/// not `type: "object"` goes, as revision 2025-11-25 allows no other.
+fn shape_tools(result: &mut Object) -> Vec<ToolSchemaFix> {
+    let mut fixes = Vec::new();
+    let Some(Value::Array(tools)) = result.get_mut("tools") else {
+        return fixes;
+    };
+    for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+        let name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if let Some(schema) = tool.get_mut("inputSchema") {
+            fixes.extend(
+                repair_array_items(schema)
+                    .into_iter()
+                    .map(|fix| ToolSchemaFix {
+                        tool: name.clone(),
+                        fix,
+                    }),
+            );
+        }
+        let object_root = tool
+            .get("outputSchema")
+            .is_some_and(|schema| schema.get("type").and_then(Value::as_str) == Some("object"));
+        if tool.contains_key("outputSchema") && !object_root {
+            tool.shift_remove("outputSchema");
+        }
+    }
+    fixes
+}
+
+/// R5: a `content` array; and a text block with the JSON of `structuredContent`
+/// when the upstream sent structured content without any text.
+fn shape_call_result(result: &mut Object) {
+    if !result.contains_key("content") {
+        result.insert("content".into(), Value::Array(Vec::new()));
+    }
+    let structured = match result.get("structuredContent") {
+        Some(Value::Null) | None => return,
+        Some(structured) => structured.to_string(),
+    };
+    if let Some(Value::Array(content)) = result.get_mut("content") {
+        let has_text = content
+            .iter()
+            .any(|block| block.get("type").and_then(Value::as_str) == Some("text"));
+        if !has_text {
+            content.push(json!({"type": "text", "text": structured}));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shaped(method: &str, result: Value) -> (Value, Vec<ToolSchemaFix>) {
+        let mut object = result.as_object().unwrap().clone();
+        let fixes = shape_result(method, &mut object);
+        (Value::Object(object), fixes)
+    }
+
+    #[test]
+    fn r8_modern_members_and_server_info_go() {
+        let (result, _) = shaped(
+            "resources/read",
+            json!({"contents":[],"resultType":"complete","ttlMs":0,"cacheScope":"private",
+                   "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}}}),
+        );
+        assert_eq!(result, json!({"contents":[]}));
+        let (result, _) = shaped(
+            "prompts/get",
+            json!({"messages":[],"_meta":{"io.modelcontextprotocol/serverInfo":{},"app/key":1}}),
+        );
+        assert_eq!(result, json!({"messages":[],"_meta":{"app/key":1}}));
+    }
+
+    #[test]
+    fn r4_only_string_cursors_stay() {
+        for method in [
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
+        ] {
+            for cursor in [json!(null), json!(5), json!({})] {
+                let (result, _) = shaped(method, json!({"items":[],"nextCursor":cursor}));
+                assert_eq!(result, json!({"items":[]}), "{method} {cursor}");
+            }
+            let (result, _) = shaped(method, json!({"nextCursor":""}));
+            assert_eq!(result, json!({"nextCursor":""}));
+        }
+    }
+
+    #[test]
+    fn r5_a_call_result_always_has_content() {
+        let (result, _) = shaped("tools/call", json!({"isError":false}));
+        assert_eq!(result, json!({"isError":false,"content":[]}));
+    }
+
+    #[test]
+    fn r5_structured_content_without_text_gets_a_text_block() {
+        let (result, _) = shaped(
+            "tools/call",
+            json!({"content":[],"structuredContent":[1,2,3]}),
+        );
+        assert_eq!(
+            result,
+            json!({"content":[{"type":"text","text":"[1,2,3]"}],"structuredContent":[1,2,3]})
+        );
+        let with_text =
+            json!({"content":[{"type":"text","text":"5 bytes"}],"structuredContent":{"a":1}});
+        assert_eq!(shaped("tools/call", with_text.clone()).0, with_text);
+    }
+
+    #[test]
+    fn r6_tools_list_repairs_schemas_and_drops_non_object_output_schemas() {
+        let (result, fixes) = shaped(
+            "tools/list",
+            json!({"tools":[
+                {"name":"a","inputSchema":{"type":"object","properties":{"v":{"type":"array"}}},
+                 "outputSchema":{"type":"array","items":{"type":"integer"}},"annotations":{"readOnlyHint":true}},
+                {"name":"b","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}},
+                {"name":"c","inputSchema":{"type":"object"},"outputSchema":{"properties":{}}}
+            ],"nextCursor":null,"resultType":"complete","ttlMs":5,"cacheScope":"public"}),
+        );
+        assert_eq!(
+            result,
+            json!({"tools":[
+                {"name":"a","inputSchema":{"type":"object","properties":{"v":{"type":"array","items":{}}}},
+                 "annotations":{"readOnlyHint":true}},
+                {"name":"b","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}},
+                {"name":"c","inputSchema":{"type":"object"}}
+            ]})
+        );
+        assert_eq!(fixes.len(), 1);
+        assert_eq!(
+            fixes[0].log_line(),
+            "tool 'a': added an items schema at '/properties/v' of the input schema"
+        );
+    }
+
+    #[test]
+    fn result_kinds() {
+        let kind = |v: Value| result_kind(v.as_object().unwrap());
+        assert_eq!(kind(json!({})), ResultKind::Complete);
+        assert_eq!(kind(json!({"resultType":"complete"})), ResultKind::Complete);
+        assert_eq!(
+            kind(json!({"resultType":"input_required"})),
+            ResultKind::InputRequired
+        );
+        assert_eq!(
+            kind(json!({"resultType":"task"})),
+            ResultKind::Unknown("\"task\"".into())
+        );
+        assert_eq!(
+            kind(json!({"resultType":1})),
+            ResultKind::Unknown("1".into())
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! Forwarded requests and what the upstream sends back (R3-R6, O4, O8-O11, C3).
+
+use super::table::{InFlight, Pending, Timer};
+use super::{Session, key_of};
+use crate::log::{BRIDGE, MCP_ROUTER};
+use crate::rules::errors;
+use crate::rules::meta::{PROGRESS_TOKEN_KEY, client_progress_token, request_meta};
+use crate::rules::progress::client_progress;
+use crate::rules::results::{ResultKind, result_kind, shape_result};
+use crate::upstream::Outgoing;
+use crate::wire::error::{BridgeError, Cause};
+use crate::wire::frame::{self, Message, Notification, Outcome, Response};
+use crate::wire::id::IdKey;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The requests of VS Code that go upstream (O8: completion/complete always).
+pub(super) const FORWARDED_METHODS: [&str; 8] = [
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+];
+
+/// The methods whose result can ask for input (R8, O9).
+fn may_ask_for_input(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+impl Session {
+    /// The time limit of one round: 1 h for tools/call and for the later rounds of
+    /// prompts/get and resources/read, 120 s for the rest.
+    fn round_limit(&self, method: &str, round: u32) -> Duration {
+        if method == "tools/call" || (round > 1 && may_ask_for_input(method)) {
+            self.limits.call_timeout
+        } else {
+            self.limits.list_timeout
+        }
+    }
+
+    /// Sends a request of VS Code upstream (R3): the client's `_meta` is replaced by
+    /// the bridge's, and `task` goes (the bridge declares no tasks).
+    pub(super) async fn forward(
+        &mut self,
+        id: Value,
+        method: String,
+        params: Option<Map<String, Value>>,
+    ) {
+        let key = key_of(&id);
+        if self.table.client.contains_key(&key) {
+            return self
+                .reply_error(id, BridgeError::new(Cause::DuplicateId))
+                .await;
+        }
+        if self.table.client.len() >= self.limits.max_in_flight {
+            tracing::warn!(target: BRIDGE, "rejected request {key} ({method}): too many requests in flight");
+            return self
+                .reply_error(id, BridgeError::new(Cause::TooManyRequests))
+                .await;
+        }
+        if self.client.is_none() || self.upstream.is_none() {
+            return self
+                .reply_error(id, BridgeError::new(Cause::NotConnected))
+                .await;
+        }
+        let upstream_id = self.next_upstream_id();
+        let Some(client) = &self.client else {
+            return;
+        };
+        let mut params = params.unwrap_or_default();
+        let client_meta = match params.shift_remove("_meta") {
+            Some(Value::Object(meta)) => Some(meta),
+            _ => None,
+        };
+        params.shift_remove("task");
+        let client_token = client_progress_token(client_meta.as_ref());
+        // The upstream gets a token of the bridge, the first upstream id: progress
+        // is keyed by request, never by VS Code's token (C3).
+        let progress_token = client_token.as_ref().map(|_| upstream_id);
+        let meta = request_meta(
+            &client.base_meta,
+            self.log_level.as_deref(),
+            progress_token.map(Value::from),
+            client_meta,
+        );
+        params.insert("_meta".into(), Value::Object(meta));
+        let params = Arc::new(params);
+        let kept = may_ask_for_input(&method).then(|| params.clone());
+        self.send_upstream(Outgoing::Request {
+            id: upstream_id,
+            method: method.clone(),
+            params,
+        });
+        let first_notice = self.limits.still_waiting_after;
+        let limit = self.round_limit(&method, 1);
+        let timer = self
+            .timers
+            .insert(Timer::Request(key.clone()), first_notice.min(limit));
+        self.table
+            .upstream
+            .insert(upstream_id, Pending::Request(key.clone()));
+        if let Some(token) = progress_token {
+            self.table.progress.insert(token, key.clone());
+        }
+        self.table.client.insert(
+            key,
+            InFlight {
+                id,
+                method,
+                client_token,
+                progress_token,
+                round: 1,
+                upstream_id,
+                round_started: Instant::now(),
+                next_notice: first_notice,
+                timer,
+                params: kept,
+            },
+        );
+    }
+
+    pub(super) async fn on_upstream_message(&mut self, message: Message) {
+        match message {
+            Message::Response(response) => self.on_upstream_response(response).await,
+            Message::Notification(notification) => {
+                self.on_upstream_notification(notification).await
+            }
+            Message::Request(request) => {
+                tracing::warn!(
+                    target: MCP_ROUTER,
+                    "dropped a request ({}) of the upstream server: a server of revision 2026-07-28 sends no requests",
+                    request.method
+                );
+            }
+        }
+    }
+
+    async fn on_upstream_response(&mut self, response: Response) {
+        let Response { id, outcome } = response;
+        let pending = id
+            .as_u64()
+            .and_then(|id| self.table.upstream.remove(&id).map(|p| (id, p)));
+        match pending {
+            Some((_, Pending::Discover)) => self.on_discover(outcome).await,
+            Some((upstream_id, Pending::Request(key))) => {
+                self.on_round_done(key, upstream_id, outcome).await
+            }
+            None if id.as_u64().is_some_and(|id| id < self.next_upstream_id) => {
+                tracing::debug!(
+                    target: MCP_ROUTER,
+                    "dropped a response with the id {id}: the request is no longer in flight"
+                );
+            }
+            None => tracing::warn!(
+                target: MCP_ROUTER,
+                "dropped a response with the id {id}: the bridge sent no request with this id"
+            ),
+        }
+    }
+
+    /// The upstream answered one round of a request of VS Code.
+    async fn on_round_done(&mut self, key: IdKey, upstream_id: u64, outcome: Outcome) {
+        let Some(request) = self.table.client.get(&key) else {
+            return;
+        };
+        let method = request.method.clone();
+        let elapsed = request.round_started.elapsed();
+        let round = request.round;
+        let exchange = |outcome: &str| {
+            tracing::debug!(
+                target: BRIDGE,
+                "upstream request {upstream_id} ({method}, round {round} of client request {key}): {outcome} after {} ms",
+                elapsed.as_millis()
+            );
+        };
+        let reply = match outcome {
+            Outcome::Error(error) => {
+                let code = error
+                    .get("code")
+                    .map_or_else(|| "?".to_owned(), Value::to_string);
+                exchange(&format!("error {code}"));
+                match errors::client_error(error) {
+                    Some(error) => Err(error),
+                    None => Err(invalid_response("the error object is not valid JSON-RPC")),
+                }
+            }
+            Outcome::Result(Value::Object(mut result)) => match result_kind(&result) {
+                ResultKind::Complete => {
+                    exchange("result");
+                    for fix in shape_result(&method, &mut result) {
+                        tracing::info!(target: BRIDGE, "{}", fix.log_line());
+                    }
+                    Ok(Value::Object(result))
+                }
+                ResultKind::InputRequired => {
+                    exchange("input_required");
+                    Err(invalid_response(
+                        "the upstream server asked for input, and this version of the bridge does not do input rounds",
+                    ))
+                }
+                ResultKind::Unknown(kind) => {
+                    exchange(&format!("result of the unknown resultType {kind}"));
+                    Err(invalid_response(&format!(
+                        "the result has the resultType {kind}"
+                    )))
+                }
+            },
+            Outcome::Result(_) => {
+                exchange("result that is not an object");
+                Err(invalid_response("the result is not an object"))
+            }
+        };
+        self.finish(&key, reply).await;
+    }
+
+    /// Ends a request of VS Code with its response.
+    pub(super) async fn finish(&mut self, key: &IdKey, reply: Result<Value, Value>) {
+        let Some(request) = self.end_request(key) else {
+            return;
+        };
+        let frame = match reply {
+            Ok(result) => frame::result_frame(request.id, result),
+            Err(error) => frame::error_frame(request.id, error),
+        };
+        self.out.send(frame).await;
+    }
+
+    /// Forgets a request of VS Code: its entry, its upstream id, its timer, its token.
+    pub(super) fn end_request(&mut self, key: &IdKey) -> Option<InFlight> {
+        let request = self.table.remove(key)?;
+        self.timers.try_remove(&request.timer);
+        if let Some(token) = request.progress_token {
+            self.table.progress.remove(&token);
+        }
+        Some(request)
+    }
+
+    async fn on_upstream_notification(&mut self, notification: Notification) {
+        match notification.method.as_str() {
+            "notifications/progress" => self.on_upstream_progress(notification.params).await,
+            method => {
+                tracing::debug!(target: MCP_ROUTER, "dropped the notification {method} of the upstream server");
+            }
+        }
+    }
+
+    /// O4: upstream progress goes to VS Code with VS Code's token; without one, nowhere.
+    async fn on_upstream_progress(&mut self, params: Option<Map<String, Value>>) {
+        let Some(params) = params else {
+            return;
+        };
+        let request = params
+            .get(PROGRESS_TOKEN_KEY)
+            .and_then(Value::as_u64)
+            .and_then(|token| self.table.progress.get(&token))
+            .and_then(|key| self.table.client.get(key));
+        let Some(client_token) = request.and_then(|request| request.client_token.as_ref()) else {
+            tracing::debug!(target: MCP_ROUTER, "dropped a progress notification for no request in flight");
+            return;
+        };
+        let params = client_progress(params, client_token);
+        self.out
+            .send(frame::notification_frame(
+                "notifications/progress",
+                Some(params),
+            ))
+            .await;
+    }
+
+    /// A frame the link could not read: when it names a request in flight, that
+    /// request fails with `invalid_response`.
+    pub(super) async fn on_unreadable(
+        &mut self,
+        frame_text: String,
+        reason: String,
+        id: Option<Value>,
+    ) {
+        let upstream_id = id.as_ref().and_then(Value::as_u64);
+        let pending = upstream_id.and_then(|id| self.table.upstream.get(&id).cloned());
+        match pending {
+            Some(Pending::Request(key)) => {
+                tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and the request {key} of the client fails");
+                self.finish(&key, Err(invalid_response(&reason))).await;
+            }
+            Some(Pending::Discover) => {
+                tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and server/discover fails");
+                if let Some(id) = upstream_id {
+                    self.table.upstream.remove(&id);
+                }
+                let error = serde_json::json!({"code": -32603, "message": reason});
+                self.on_discover(Outcome::Error(error)).await;
+            }
+            None => tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}"),
+        }
+    }
+
+    /// A request of VS Code that waits: the "still waiting" line, or its time limit.
+    pub(super) async fn request_timer(&mut self, key: IdKey) {
+        let still_waiting_every = self.limits.still_waiting_every;
+        let Some(request) = self.table.client.get(&key) else {
+            return;
+        };
+        let elapsed = request.round_started.elapsed();
+        let limit = self.round_limit(&request.method, request.round);
+        if elapsed >= limit {
+            let method = request.method.clone();
+            let upstream_id = request.upstream_id;
+            let limit = format_duration(limit);
+            tracing::warn!(target: BRIDGE, "request {key} ({method}): no response in {limit}");
+            self.cancel_upstream(upstream_id, "The bridge stopped waiting for the answer.");
+            let error = BridgeError::with_detail(
+                Cause::Timeout,
+                format!("{method}: no response in {limit}"),
+            );
+            return self.finish(&key, Err(error.to_object())).await;
+        }
+        tracing::info!(
+            target: BRIDGE,
+            "still waiting for the upstream server: {} (request {key}, {} s)",
+            request.method,
+            elapsed.as_secs()
+        );
+        let next_notice = request.next_notice + still_waiting_every;
+        let wait = next_notice.min(limit).saturating_sub(elapsed);
+        let timer = self.timers.insert(Timer::Request(key.clone()), wait);
+        if let Some(request) = self.table.client.get_mut(&key) {
+            request.next_notice = next_notice;
+            request.timer = timer;
+        }
+    }
+
+    /// VS Code cancelled a request: the upstream gets the cancellation, and VS Code
+    /// gets no response.
+    pub(super) async fn on_client_cancelled(&mut self, params: Option<Map<String, Value>>) {
+        let Some(key) = params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(IdKey::of)
+        else {
+            tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled without a valid requestId");
+            return;
+        };
+        let Some(request) = self.end_request(&key) else {
+            tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled for request {key}, which is not in flight");
+            return;
+        };
+        tracing::debug!(target: BRIDGE, "request {key} ({}): the client canceled it", request.method);
+        self.cancel_upstream(request.upstream_id, "The client canceled the request.");
+    }
+}
+
+/// The error object of `invalid_response`.
+fn invalid_response(detail: &str) -> Value {
+    BridgeError::with_detail(Cause::InvalidResponse, detail).to_object()
+}
+
+/// `120 s`, or `1500 ms` when the time is not whole seconds.
+pub(super) fn format_duration(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{} ms", duration.as_millis())
+    }
+}

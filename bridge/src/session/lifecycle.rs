@@ -1,0 +1,225 @@
+//! initialize and server/discover (R1, R2, C1-C4).
+
+use super::table::{Pending, Timer};
+use super::{ClientContext, Connected, Phase, Session};
+use crate::log::BRIDGE;
+use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
+use crate::rules::initialize::initialize_result;
+use crate::rules::meta::{base_meta, request_meta};
+use crate::rules::results::{ResultKind, result_kind};
+use crate::rules::{UPSTREAM_PROTOCOL_VERSION, errors};
+use crate::upstream::Outgoing;
+use crate::wire::error::{BridgeError, Cause};
+use crate::wire::frame::Outcome;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+impl Session {
+    /// The first `initialize` starts the upstream and asks it for server/discover;
+    /// VS Code gets the result when the upstream answers (R1).
+    pub(super) async fn initialize(&mut self, id: Value, params: Option<Map<String, Value>>) {
+        if !matches!(self.phase, Phase::AwaitingInitialize) {
+            return self
+                .reply_error(id, BridgeError::new(Cause::AlreadyInitialized))
+                .await;
+        }
+        let params = params.unwrap_or_default();
+        let capabilities = params
+            .get("capabilities")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let client_info = params
+            .get("clientInfo")
+            .filter(|info| is_implementation(info))
+            .cloned();
+        match &client_info {
+            Some(info) => tracing::info!(
+                target: BRIDGE,
+                "initialize from {} {}",
+                info["name"].as_str().unwrap_or_default(),
+                info["version"].as_str().unwrap_or_default()
+            ),
+            None => tracing::info!(target: BRIDGE, "initialize from a client without clientInfo"),
+        }
+        let link = match self.connector.connect().await {
+            Ok(link) => link,
+            Err(error) => {
+                tracing::warn!(target: BRIDGE, "cannot start the upstream command: {error}");
+                return self
+                    .reply_error(
+                        id,
+                        BridgeError::with_detail(Cause::SpawnFailed, error.to_string()),
+                    )
+                    .await;
+            }
+        };
+        self.slot.set(link.control.clone());
+        self.upstream = Some(Connected::from(link));
+        let base = base_meta(
+            client_info.as_ref(),
+            upstream_client_capabilities(&capabilities),
+        );
+        let mut discover = Map::new();
+        discover.insert(
+            "_meta".into(),
+            Value::Object(request_meta(&base, None, None, None)),
+        );
+        self.client = Some(ClientContext {
+            base_meta: base,
+            inputs: InputKinds::of(&capabilities),
+        });
+        let discover_id = self.next_upstream_id();
+        self.table.upstream.insert(discover_id, Pending::Discover);
+        self.send_upstream(Outgoing::Request {
+            id: discover_id,
+            method: "server/discover".into(),
+            params: Arc::new(discover),
+        });
+        let timer = self.timers.insert(Timer::Discover, self.discover_timeout);
+        self.phase = Phase::Initializing {
+            client_id: id,
+            discover_id,
+            timer,
+        };
+    }
+
+    /// The answer to server/discover: the initialize result, or `discover_failed`.
+    pub(super) async fn on_discover(&mut self, outcome: Outcome) {
+        let Phase::Initializing {
+            client_id, timer, ..
+        } = std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
+        else {
+            return;
+        };
+        self.timers.remove(&timer);
+        match outcome {
+            Outcome::Result(Value::Object(result)) => match check_discover(&result) {
+                Ok(()) => {
+                    let initialize = initialize_result(&result, &self.fallback);
+                    if let Some(capabilities) =
+                        initialize.get("capabilities").and_then(Value::as_object)
+                    {
+                        self.declared = Declared::of(capabilities);
+                    }
+                    tracing::info!(target: BRIDGE, "the upstream server is ready");
+                    self.phase = Phase::Initialized;
+                    self.reply(client_id, Value::Object(initialize)).await;
+                }
+                Err(detail) => self.fail_discover(client_id, None, detail).await,
+            },
+            Outcome::Result(_) => {
+                self.fail_discover(
+                    client_id,
+                    None,
+                    "the discover result is not an object".into(),
+                )
+                .await
+            }
+            Outcome::Error(error) => {
+                let (code, detail) = match error.as_object().and_then(errors::code_and_message) {
+                    // -32042 never reaches VS Code (quirk table).
+                    Some((code, message)) if code != errors::URL_ELICITATION_REQUIRED => {
+                        (Some(code), message.to_owned())
+                    }
+                    Some((_, message)) => (None, message.to_owned()),
+                    None => (
+                        None,
+                        "the upstream server sent an error that is not valid".into(),
+                    ),
+                };
+                let line = match code {
+                    Some(code) => format!("the error {code}: {detail}"),
+                    None => detail.clone(),
+                };
+                self.fail_discover_with_line(client_id, code, detail, line)
+                    .await
+            }
+        }
+    }
+
+    pub(super) async fn discover_timed_out(&mut self) {
+        let Phase::Initializing {
+            client_id,
+            discover_id,
+            ..
+        } = std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
+        else {
+            return;
+        };
+        self.table.upstream.remove(&discover_id);
+        self.cancel_upstream(discover_id, "The bridge stopped waiting for the answer.");
+        let detail = format!("no response in {} s", self.discover_timeout.as_secs());
+        self.fail_discover(client_id, None, detail).await;
+    }
+
+    async fn fail_discover(&mut self, client_id: Value, code: Option<i64>, detail: String) {
+        let line = detail.clone();
+        self.fail_discover_with_line(client_id, code, detail, line)
+            .await
+    }
+
+    /// VS Code gets `discover_failed` with the upstream's code, the upstream stops,
+    /// and the connection waits for the next initialize.
+    async fn fail_discover_with_line(
+        &mut self,
+        client_id: Value,
+        code: Option<i64>,
+        detail: String,
+        line: String,
+    ) {
+        tracing::warn!(target: BRIDGE, "server/discover failed: {line}");
+        self.disconnect();
+        self.client = None;
+        self.phase = Phase::AwaitingInitialize;
+        let error = BridgeError {
+            cause: Cause::DiscoverFailed,
+            detail: Some(detail),
+            code,
+        };
+        self.reply_error(client_id, error).await;
+    }
+
+    /// Lets the upstream go: its input ends, and it stops in the background.
+    pub(super) fn disconnect(&mut self) {
+        self.table.upstream.clear();
+        if let Some(connected) = self.upstream.take() {
+            let control = connected.control.clone();
+            let grace = self.limits.shutdown_grace;
+            drop(connected);
+            tokio::spawn(async move { control.shutdown(grace).await });
+        }
+    }
+}
+
+/// A discover result that the bridge can use: complete, and for our revision.
+fn check_discover(result: &Map<String, Value>) -> Result<(), String> {
+    match result_kind(result) {
+        ResultKind::Complete => {}
+        ResultKind::InputRequired => {
+            return Err("the upstream server asked for input in answer to server/discover".into());
+        }
+        ResultKind::Unknown(kind) => {
+            return Err(format!("the discover result has the resultType {kind}"));
+        }
+    }
+    let versions = result.get("supportedVersions").and_then(Value::as_array);
+    match versions {
+        None => Err("the discover result has no supportedVersions".into()),
+        Some(versions) if versions.iter().any(|v| v == UPSTREAM_PROTOCOL_VERSION) => Ok(()),
+        Some(versions) => Err(format!(
+            "the upstream server supports only the revisions {}",
+            versions
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// An `Implementation`: a name and a version.
+fn is_implementation(info: &Value) -> bool {
+    info.get("name").is_some_and(Value::is_string)
+        && info.get("version").is_some_and(Value::is_string)
+}

@@ -1,0 +1,66 @@
+//! The two ends of a session: the end of stdin (the stop sequence of VS Code) and
+//! the end of the upstream ("When the upstream server stops").
+
+use super::{Exit, Phase, Session};
+use crate::log::{BRIDGE, MCP_STDIO};
+use crate::upstream::ExitReport;
+use crate::wire::error::{BridgeError, Cause};
+use crate::wire::frame;
+
+impl Session {
+    /// The end of stdin: every request in flight is cancelled without a response,
+    /// the upstream's input ends, and the upstream gets `shutdown_grace` before the
+    /// signals. Exit code 0.
+    pub(super) async fn stop_at_end_of_input(mut self) -> Exit {
+        let keys: Vec<_> = self.table.client.keys().cloned().collect();
+        for key in keys {
+            if let Some(request) = self.end_request(&key) {
+                self.cancel_upstream(request.upstream_id, "The client closed the connection.");
+            }
+        }
+        if let Phase::Initializing { discover_id, .. } = self.phase {
+            self.cancel_upstream(discover_id, "The client closed the connection.");
+        }
+        #[cfg(debug_assertions)]
+        if super::test_faults::hang_at_end() {
+            std::future::pending::<()>().await;
+        }
+        if let Some(connected) = self.upstream.take() {
+            let control = connected.control.clone();
+            // Dropping the sender ends the upstream's input after the cancellations.
+            drop(connected);
+            control.shutdown(self.limits.shutdown_grace).await;
+        }
+        Exit::EndOfInput
+    }
+
+    /// The upstream stopped while stdin is open: the error lines, `upstream_exited`
+    /// for every request in flight, and exit code 1. The bridge never starts the
+    /// upstream again; VS Code starts the bridge again at the next tool call.
+    pub(super) async fn upstream_exited(&mut self, report: Option<ExitReport>) -> Exit {
+        let report = report.unwrap_or_else(|| ExitReport::Unknown("the link closed".into()));
+        tracing::warn!(target: MCP_STDIO, "stdio server exited ({}); no restart is left", report.short());
+        tracing::error!(target: BRIDGE, "the upstream server exited with {report}");
+        let error = BridgeError::with_detail(
+            Cause::UpstreamExited,
+            format!("the upstream server exited with {report}"),
+        );
+        if let Phase::Initializing { client_id, .. } =
+            std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
+        {
+            self.out
+                .send(frame::error_frame(client_id, error.to_object()))
+                .await;
+        }
+        let keys: Vec<_> = self.table.client.keys().cloned().collect();
+        for key in keys {
+            self.finish(&key, Err(error.to_object())).await;
+        }
+        if let Some(connected) = self.upstream.take() {
+            let control = connected.control.clone();
+            drop(connected);
+            control.shutdown(self.limits.shutdown_grace).await;
+        }
+        Exit::Failure
+    }
+}

@@ -1,0 +1,125 @@
+//! An upstream in the same process, over channels.
+//!
+//! The server side gets a [`MemoryPeer`] for each connect: the frames the bridge
+//! sends, and a sender for what the server answers. Tests script upstreams with it,
+//! and a server embedded in the same executable (M5) serves the bridge through it.
+
+use super::{
+    ConnectError, Connector, ExitReport, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink,
+};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::time::timeout;
+
+/// The server side of one connection.
+#[derive(Debug)]
+pub struct MemoryPeer {
+    /// What the bridge sends; `None` once the bridge ended the connection.
+    pub frames: mpsc::UnboundedReceiver<Outgoing>,
+    /// What the server sends to the bridge, in order.
+    pub events: mpsc::Sender<UpstreamEvent>,
+    stopped: watch::Sender<bool>,
+    killed: watch::Receiver<bool>,
+}
+
+impl MemoryPeer {
+    /// The server ends like a process that exits: a last event, then nothing.
+    pub async fn exit(self, report: ExitReport) {
+        let _ = self.events.send(UpstreamEvent::Exited(report)).await;
+        self.stopped.send_replace(true);
+    }
+
+    /// Resolves when the bridge asks the server to stop at once.
+    pub async fn killed(&mut self) {
+        let _ = self.killed.wait_for(|killed| *killed).await;
+    }
+}
+
+impl Drop for MemoryPeer {
+    fn drop(&mut self) {
+        self.stopped.send_replace(true);
+    }
+}
+
+/// Hands a new [`MemoryPeer`] to the server side at each connect.
+#[derive(Debug, Clone)]
+pub struct MemoryConnector {
+    peers: mpsc::UnboundedSender<MemoryPeer>,
+    refuse: Arc<Mutex<Option<String>>>,
+}
+
+impl MemoryConnector {
+    /// The connector, and where its peers arrive.
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<MemoryPeer>) {
+        let (peers, arrivals) = mpsc::unbounded_channel();
+        (
+            Self {
+                peers,
+                refuse: Arc::default(),
+            },
+            arrivals,
+        )
+    }
+
+    /// The next connects fail as a command that does not start.
+    pub fn refuse_with(&self, error: Option<&str>) {
+        if let Ok(mut refuse) = self.refuse.lock() {
+            *refuse = error.map(str::to_owned);
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Connector for MemoryConnector {
+    async fn connect(&self) -> Result<UpstreamLink, ConnectError> {
+        if let Some(error) = self.refuse.lock().ok().and_then(|refuse| refuse.clone()) {
+            return Err(ConnectError::Spawn(error));
+        }
+        let (sender, frames) = mpsc::unbounded_channel();
+        let (events_sender, events) = mpsc::channel(256);
+        let (stopped, stopped_watch) = watch::channel(false);
+        let (kill, killed) = watch::channel(false);
+        let peer = MemoryPeer {
+            frames,
+            events: events_sender,
+            stopped,
+            killed,
+        };
+        self.peers
+            .send(peer)
+            .map_err(|_| ConnectError::Spawn("the in-process server is gone".into()))?;
+        let control = Arc::new(MemoryControl {
+            stopped: stopped_watch,
+            kill,
+        });
+        Ok(UpstreamLink {
+            sender,
+            events,
+            control,
+        })
+    }
+}
+
+#[derive(Debug)]
+struct MemoryControl {
+    stopped: watch::Receiver<bool>,
+    kill: watch::Sender<bool>,
+}
+
+#[async_trait::async_trait]
+impl UpstreamControl for MemoryControl {
+    async fn shutdown(&self, grace: Duration) {
+        let mut stopped = self.stopped.clone();
+        if timeout(grace, stopped.wait_for(|stopped| *stopped))
+            .await
+            .is_err()
+        {
+            self.kill_now();
+        }
+    }
+
+    fn kill_now(&self) {
+        self.kill.send_replace(true);
+    }
+}

@@ -1,0 +1,190 @@
+//! The upstream server, behind one small interface.
+//!
+//! The session talks to every upstream through an [`UpstreamLink`]: it sends
+//! [`Outgoing`] frames, receives [`UpstreamEvent`]s in the order the upstream wrote
+//! them, and stops the upstream through [`UpstreamControl`]. A [`Connector`] makes
+//! the link. There are three kinds of upstream: a child process over stdio (here),
+//! a server at a URL over Streamable HTTP, and a server in the same process; the
+//! session never knows which one it talks to.
+
+pub mod memory;
+pub mod stdio;
+
+use crate::wire::frame::Message;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// A frame for the upstream server.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A request. The params are shared with the session, which keeps them for
+    /// the next round of an input request (M2) without a copy.
+    Request {
+        id: u64,
+        method: String,
+        params: Arc<Map<String, Value>>,
+    },
+    Notification {
+        method: &'static str,
+        params: Map<String, Value>,
+    },
+}
+
+impl Outgoing {
+    /// The frame as one JSON line.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        #[derive(Serialize)]
+        struct Request<'a> {
+            jsonrpc: &'static str,
+            id: u64,
+            method: &'a str,
+            params: &'a Map<String, Value>,
+        }
+        #[derive(Serialize)]
+        struct Notification<'a> {
+            jsonrpc: &'static str,
+            method: &'a str,
+            params: &'a Map<String, Value>,
+        }
+        // Serializing a Map into a Vec cannot fail.
+        let written = match self {
+            Self::Request { id, method, params } => serde_json::to_writer(
+                &mut *out,
+                &Request {
+                    jsonrpc: "2.0",
+                    id: *id,
+                    method,
+                    params,
+                },
+            ),
+            Self::Notification { method, params } => serde_json::to_writer(
+                &mut *out,
+                &Notification {
+                    jsonrpc: "2.0",
+                    method,
+                    params,
+                },
+            ),
+        };
+        if written.is_ok() {
+            out.push(b'\n');
+        }
+    }
+}
+
+/// What the upstream sends or does, in the order it happened.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum UpstreamEvent {
+    /// One JSON-RPC message.
+    Message(Message),
+    /// A frame that the link could not read. When `id` names a request in flight,
+    /// that request fails with `invalid_response`.
+    Unreadable {
+        frame: String,
+        reason: String,
+        id: Option<Value>,
+    },
+    /// The upstream stopped (stdio: the process exited). No event follows.
+    Exited(ExitReport),
+}
+
+/// How the upstream process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitReport {
+    Code(i32),
+    Signal(i32),
+    /// The exit status could not be read.
+    Unknown(String),
+}
+
+impl ExitReport {
+    /// `exit code 3`, `signal 9`: the form of the `mcp_stdio` line.
+    pub fn short(&self) -> String {
+        match self {
+            Self::Code(code) => format!("exit code {code}"),
+            Self::Signal(signal) => format!("signal {signal}"),
+            Self::Unknown(error) => format!("unknown status: {error}"),
+        }
+    }
+}
+
+/// `code 3` or `signal 9`: the form of the bridge's error line
+/// ("the upstream server exited with code 3").
+impl fmt::Display for ExitReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Code(code) => write!(f, "code {code}"),
+            Self::Signal(signal) => write!(f, "signal {signal}"),
+            Self::Unknown(error) => write!(f, "an unknown status ({error})"),
+        }
+    }
+}
+
+/// Stops the upstream.
+#[async_trait::async_trait]
+pub trait UpstreamControl: Send + Sync + fmt::Debug {
+    /// Stops the upstream politely once the session has dropped its sender (which
+    /// ends the upstream's input): waits `grace`, then a termination signal, then,
+    /// after one more `grace`, a kill. Returns when the upstream is gone.
+    async fn shutdown(&self, grace: Duration);
+
+    /// Stops the upstream at once (the watchdog, an internal error).
+    fn kill_now(&self);
+}
+
+/// The parts of a connected upstream.
+#[derive(Debug)]
+pub struct UpstreamLink {
+    pub sender: mpsc::UnboundedSender<Outgoing>,
+    pub events: mpsc::Receiver<UpstreamEvent>,
+    pub control: Arc<dyn UpstreamControl>,
+}
+
+/// Why the upstream could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The command did not start (the `spawn_failed` cause).
+    #[error("{0}")]
+    Spawn(String),
+}
+
+/// Makes the link to the upstream, at the first `initialize` (and again after a
+/// failed one).
+#[async_trait::async_trait]
+pub trait Connector: Send + Sync {
+    async fn connect(&self) -> Result<UpstreamLink, ConnectError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn outgoing_frames_are_json_rpc_lines() {
+        let params = json!({"_meta": {"x": 1}}).as_object().unwrap().clone();
+        let mut out = Vec::new();
+        Outgoing::Request {
+            id: 7,
+            method: "tools/list".into(),
+            params: Arc::new(params.clone()),
+        }
+        .encode_into(&mut out);
+        Outgoing::Notification {
+            method: "notifications/cancelled",
+            params,
+        }
+        .encode_into(&mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"x\":1}}}\n\
+             {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"_meta\":{\"x\":1}}}\n"
+        );
+    }
+}

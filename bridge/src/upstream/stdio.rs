@@ -1,0 +1,406 @@
+//! The upstream server as a child process over stdio.
+//!
+//! The child runs in its own process group, so that a stop reaches the processes it
+//! starts too. Its stderr is the bridge's stderr: VS Code shows both in the Output
+//! channel. Three tasks serve the link: one writes frames to the child's stdin, one
+//! reads its stdout, and one waits for its exit and reports it after the last frame.
+
+use super::{
+    ConnectError, Connector, ExitReport, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink,
+};
+use crate::log::BRIDGE;
+use crate::wire::codec::{self, Line, LineReader, ParseFailure};
+use crate::wire::frame::Message;
+use std::ffi::OsString;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+
+/// How long the exit report waits for the last frames of an exited child.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// A write buffer above this size is released after its frame.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Starts `program` with `args` at each connect.
+#[derive(Debug, Clone)]
+pub struct StdioConnector {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub max_line_bytes: usize,
+    /// How long the child may take to exit after its stdin closed (shutdown_grace).
+    pub grace: Duration,
+}
+
+#[async_trait::async_trait]
+impl Connector for StdioConnector {
+    async fn connect(&self) -> Result<UpstreamLink, ConnectError> {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command
+            .spawn()
+            .map_err(|error| ConnectError::Spawn(error.to_string()))?;
+        let group = ProcessGroup::of(&child);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ConnectError::Spawn(
+                "the pipes of the child were not created".into(),
+            ));
+        };
+        let (sender, frames) = mpsc::unbounded_channel();
+        let (event_sender, events) = mpsc::channel(256);
+        let (exit_sender, exited) = watch::channel(None);
+        tokio::spawn(write_frames(stdin, frames));
+        let reader = tokio::spawn(read_frames(
+            stdout,
+            event_sender.clone(),
+            self.max_line_bytes,
+        ));
+        tokio::spawn(supervise(
+            child,
+            reader,
+            event_sender,
+            exit_sender,
+            group.clone(),
+            self.grace,
+        ));
+        let control = Arc::new(ChildControl { group, exited });
+        Ok(UpstreamLink {
+            sender,
+            events,
+            control,
+        })
+    }
+}
+
+/// Writes frames until the session drops its sender, then closes the child's stdin:
+/// the end of input, after which a 2026-07-28 server exits.
+async fn write_frames(stdin: ChildStdin, mut frames: mpsc::UnboundedReceiver<Outgoing>) {
+    let mut stdin = BufWriter::with_capacity(64 * 1024, stdin);
+    let mut buffer = Vec::new();
+    while let Some(frame) = frames.recv().await {
+        buffer.clear();
+        frame.encode_into(&mut buffer);
+        drop(frame);
+        if stdin.write_all(&buffer).await.is_err() {
+            return;
+        }
+        if frames.is_empty() && stdin.flush().await.is_err() {
+            return;
+        }
+        if buffer.capacity() > KEEP_BUFFER_BYTES {
+            buffer = Vec::new();
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+/// Reads the child's stdout, one event per line, until its end.
+async fn read_frames(
+    stdout: ChildStdout,
+    events: mpsc::Sender<UpstreamEvent>,
+    max_line_bytes: usize,
+) {
+    let mut lines = LineReader::new(stdout, max_line_bytes);
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Some(event) = event_of_line(line) else {
+            continue;
+        };
+        if events.send(event).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The event for one upstream line; `None` for a blank line.
+pub(crate) fn event_of_line(line: Line) -> Option<UpstreamEvent> {
+    match line {
+        Line::Complete(bytes) => match codec::parse(&bytes) {
+            Ok(None) => None,
+            Ok(Some(frame)) => {
+                drop(bytes);
+                Some(match Message::classify(frame) {
+                    Ok(message) => UpstreamEvent::Message(message),
+                    Err(invalid) => UpstreamEvent::Unreadable {
+                        frame: "a frame".into(),
+                        reason: "it is not a valid JSON-RPC message".into(),
+                        id: invalid.id,
+                    },
+                })
+            }
+            Err(failure) => {
+                let kept = bytes.len().min(4096);
+                Some(UpstreamEvent::Unreadable {
+                    frame: format!("a frame of {} bytes", bytes.len()),
+                    reason: match failure {
+                        ParseFailure::NotJson => "it is not valid JSON".into(),
+                        ParseFailure::TooDeep => {
+                            format!("it has more than {} levels of nesting", codec::MAX_DEPTH)
+                        }
+                    },
+                    id: codec::recover_id(&bytes[..kept], &bytes[bytes.len() - kept..]),
+                })
+            }
+        },
+        Line::TooLong { length, head, tail } => Some(UpstreamEvent::Unreadable {
+            frame: format!("a frame of {length} bytes"),
+            reason: "it is longer than --max-line-bytes".into(),
+            id: codec::recover_id(&head, &tail),
+        }),
+    }
+}
+
+/// Waits for the child to end and reports it after its last frame.
+///
+/// A child that closes its stdout but keeps running can never answer again: after
+/// `grace` the bridge stops it, and reports the exit like any other.
+async fn supervise(
+    mut child: Child,
+    mut reader: JoinHandle<()>,
+    events: mpsc::Sender<UpstreamEvent>,
+    exited: watch::Sender<Option<ExitReport>>,
+    group: ProcessGroup,
+    grace: Duration,
+) {
+    let status = tokio::select! {
+        status = child.wait() => {
+            let _ = timeout(DRAIN_AFTER_EXIT, &mut reader).await;
+            status
+        }
+        _ = &mut reader => match timeout(grace, child.wait()).await {
+            Ok(status) => status,
+            Err(_) => {
+                if !events.is_closed() {
+                    tracing::warn!(target: BRIDGE, "the upstream server closed its stdout but did not exit, thus the bridge stops it");
+                }
+                group.stop(&mut child, grace).await
+            }
+        },
+    };
+    // The processes that the child started go with it. Then the group id is
+    // forgotten: once the group is empty, the system may give its id to another.
+    group.signal(Signal::Terminate);
+    group.forget();
+    let report = report_of(status);
+    exited.send_replace(Some(report.clone()));
+    let _ = events.send(UpstreamEvent::Exited(report)).await;
+}
+
+fn report_of(status: std::io::Result<ExitStatus>) -> ExitReport {
+    match status {
+        Ok(status) => match status.code() {
+            Some(code) => ExitReport::Code(code),
+            None => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::process::ExitStatusExt;
+                    if let Some(signal) = status.signal() {
+                        return ExitReport::Signal(signal);
+                    }
+                }
+                ExitReport::Unknown(status.to_string())
+            }
+        },
+        Err(error) => ExitReport::Unknown(error.to_string()),
+    }
+}
+
+/// Stops a child through its process group.
+#[derive(Debug)]
+struct ChildControl {
+    group: ProcessGroup,
+    exited: watch::Receiver<Option<ExitReport>>,
+}
+
+impl ChildControl {
+    async fn wait_exit(&self, limit: Duration) -> bool {
+        let mut exited = self.exited.clone();
+        timeout(limit, exited.wait_for(Option::is_some))
+            .await
+            .is_ok()
+    }
+}
+
+#[async_trait::async_trait]
+impl UpstreamControl for ChildControl {
+    async fn shutdown(&self, grace: Duration) {
+        if self.wait_exit(grace).await {
+            return;
+        }
+        self.group.signal(Signal::Terminate);
+        if self.wait_exit(grace).await {
+            return;
+        }
+        self.group.signal(Signal::Kill);
+        self.wait_exit(grace).await;
+    }
+
+    fn kill_now(&self) {
+        if self.exited.borrow().is_none() {
+            self.group.signal(Signal::Kill);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Signal {
+    Terminate,
+    Kill,
+}
+
+/// The process group of a child (its own id, as it leads the group).
+#[derive(Debug, Clone)]
+struct ProcessGroup {
+    id: Option<u32>,
+}
+
+impl ProcessGroup {
+    fn of(child: &Child) -> Self {
+        let id = child.id();
+        if let Some(id) = id {
+            groups::register(id);
+        }
+        Self { id }
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(id) = self.id {
+            groups::signal(id, signal);
+        }
+    }
+
+    fn forget(&self) {
+        if let Some(id) = self.id {
+            groups::unregister(id);
+        }
+    }
+
+    /// Termination signal, `grace`, kill: for a child that no longer answers.
+    async fn stop(&self, child: &mut Child, grace: Duration) -> std::io::Result<ExitStatus> {
+        self.signal(Signal::Terminate);
+        if let Ok(status) = timeout(grace, child.wait()).await {
+            return status;
+        }
+        self.signal(Signal::Kill);
+        let _ = child.start_kill();
+        child.wait().await
+    }
+}
+
+/// Kills every upstream process group of this process at once: for the watchdog
+/// and for an internal error, when no task may be able to do it any more.
+pub fn kill_all_groups() {
+    groups::kill_all();
+}
+
+#[cfg(unix)]
+mod groups {
+    use super::Signal;
+    use nix::sys::signal::{Signal as NixSignal, killpg};
+    use nix::unistd::Pid;
+    use std::sync::Mutex;
+
+    static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+    pub(super) fn register(id: u32) {
+        if let Ok(mut groups) = GROUPS.lock() {
+            groups.push(id);
+        }
+    }
+
+    pub(super) fn unregister(id: u32) {
+        if let Ok(mut groups) = GROUPS.lock() {
+            groups.retain(|&group| group != id);
+        }
+    }
+
+    pub(super) fn signal(id: u32, signal: Signal) {
+        let signal = match signal {
+            Signal::Terminate => NixSignal::SIGTERM,
+            Signal::Kill => NixSignal::SIGKILL,
+        };
+        if let Ok(id) = i32::try_from(id) {
+            // A group that is already gone (ESRCH) is what we want.
+            let _ = killpg(Pid::from_raw(id), signal);
+        }
+    }
+
+    pub(super) fn kill_all() {
+        let ids = GROUPS
+            .lock()
+            .map(|groups| groups.clone())
+            .unwrap_or_default();
+        for id in ids {
+            signal(id, Signal::Kill);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod groups {
+    //! Without process groups, `kill_on_drop` and the explicit kill of the child
+    //! stop it; Windows job objects come with the port to Windows.
+    use super::Signal;
+
+    pub(super) fn register(_id: u32) {}
+    pub(super) fn unregister(_id: u32) {}
+    pub(super) fn signal(_id: u32, _signal: Signal) {}
+    pub(super) fn kill_all() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn unreadable(line: Line) -> (String, Option<serde_json::Value>) {
+        match event_of_line(line) {
+            Some(UpstreamEvent::Unreadable { reason, id, .. }) => (reason, id),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn upstream_lines_become_events() {
+        assert!(event_of_line(Line::Complete(b"  ".to_vec())).is_none());
+        let ok = event_of_line(Line::Complete(
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        ));
+        assert!(matches!(
+            ok,
+            Some(UpstreamEvent::Message(Message::Response(_)))
+        ));
+        let (reason, id) = unreadable(Line::Complete(
+            br#"{"jsonrpc":"2.0","id":4,"result":{"#.to_vec(),
+        ));
+        assert_eq!(
+            (reason.as_str(), id),
+            ("it is not valid JSON", Some(json!(4)))
+        );
+        let (reason, id) = unreadable(Line::Complete(br#"{"id":4,"result":{}}"#.to_vec()));
+        assert_eq!(
+            (reason.as_str(), id),
+            ("it is not a valid JSON-RPC message", Some(json!(4)))
+        );
+        let (reason, id) = unreadable(Line::TooLong {
+            length: 9,
+            head: br#"{"id":2,"#.to_vec(),
+            tail: vec![],
+        });
+        assert_eq!(
+            (reason.as_str(), id),
+            ("it is longer than --max-line-bytes", Some(json!(2)))
+        );
+    }
+}

@@ -1,0 +1,443 @@
+//! Newline-delimited JSON over a byte stream, with a limit on the length of a line.
+//!
+//! A line over the limit is not kept: the reader keeps only its first and last bytes,
+//! so that the id of the request can still be recovered for the error response
+//! (`line_too_long`), and skips the rest up to the next newline.
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// How many bytes of a too-long line are kept at each end to recover its id.
+const KEPT_BYTES: usize = 4096;
+
+/// The read buffer: large enough that a 64 MiB line takes few system calls.
+const READ_BUFFER_BYTES: usize = 256 * 1024;
+
+/// The maximum nesting of a frame: the recursion limit of serde_json, which refuses
+/// deeper frames without using the stack.
+pub const MAX_DEPTH: usize = 127;
+
+/// One line of input.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    /// A line within the limit, without its newline.
+    Complete(Vec<u8>),
+    /// A line over the limit: its length and the bytes kept at both ends.
+    TooLong {
+        length: usize,
+        head: Vec<u8>,
+        tail: Vec<u8>,
+    },
+}
+
+/// Reads lines of at most `max_line_bytes` bytes (the newline not counted).
+#[derive(Debug)]
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    max_line_bytes: usize,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(reader: R, max_line_bytes: usize) -> Self {
+        Self {
+            reader: BufReader::with_capacity(READ_BUFFER_BYTES, reader),
+            max_line_bytes,
+        }
+    }
+
+    /// The next line, or `None` at the end of the stream. A last line without a
+    /// newline counts as a line.
+    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
+        let mut line = Vec::new();
+        let mut overflow: Option<Overflow> = None;
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(finish(line, overflow, true));
+            }
+            let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
+                Some(end) => (&available[..end], true),
+                None => (available, false),
+            };
+            let used = chunk.len() + usize::from(found_newline);
+            match &mut overflow {
+                Some(over) => over.push(chunk),
+                None if line.len() + chunk.len() > self.max_line_bytes => {
+                    let mut over = Overflow::start(std::mem::take(&mut line));
+                    over.push(chunk);
+                    overflow = Some(over);
+                }
+                None => line.extend_from_slice(chunk),
+            }
+            self.reader.consume(used);
+            if found_newline {
+                return Ok(finish(line, overflow, false));
+            }
+        }
+    }
+}
+
+fn finish(mut line: Vec<u8>, overflow: Option<Overflow>, at_end: bool) -> Option<Line> {
+    if let Some(over) = overflow {
+        return Some(over.into_line());
+    }
+    if at_end && line.is_empty() {
+        return None;
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Some(Line::Complete(line))
+}
+
+/// The ends of a line that went over the limit.
+struct Overflow {
+    length: usize,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl Overflow {
+    fn start(mut first: Vec<u8>) -> Self {
+        let length = first.len();
+        let tail = first[first.len().saturating_sub(KEPT_BYTES)..].to_vec();
+        first.truncate(KEPT_BYTES);
+        first.shrink_to_fit();
+        Self {
+            length,
+            head: first,
+            tail,
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        self.length += chunk.len();
+        if self.head.len() < KEPT_BYTES {
+            let room = KEPT_BYTES - self.head.len();
+            self.head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        }
+        self.tail.extend_from_slice(chunk);
+        if self.tail.len() > 2 * KEPT_BYTES {
+            self.tail.drain(..self.tail.len() - KEPT_BYTES);
+        }
+    }
+
+    fn into_line(mut self) -> Line {
+        if self.tail.last() == Some(&b'\r') {
+            self.tail.pop();
+        }
+        if self.tail.len() > KEPT_BYTES {
+            self.tail.drain(..self.tail.len() - KEPT_BYTES);
+        }
+        Line::TooLong {
+            length: self.length,
+            head: self.head,
+            tail: self.tail,
+        }
+    }
+}
+
+/// Why a line is not a frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ParseFailure {
+    /// Not JSON (also invalid UTF-8).
+    NotJson,
+    /// JSON nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+/// Parses one line. Blank lines are `Ok(None)`.
+pub fn parse(line: &[u8]) -> Result<Option<Value>, ParseFailure> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(line).map(Some).map_err(|error| {
+        if error.to_string().starts_with("recursion limit exceeded") {
+            ParseFailure::TooDeep
+        } else {
+            ParseFailure::NotJson
+        }
+    })
+}
+
+/// Appends one frame and its newline. serde_json escapes every control character
+/// inside strings, so the frame never holds a newline of its own.
+pub fn encode_into(frame: &Value, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail, and a Value always serializes.
+    if serde_json::to_writer(&mut *out, frame).is_ok() {
+        out.push(b'\n');
+    }
+}
+
+/// Recovers the top-level `id` of a frame from the kept ends of a too-long line:
+/// from its start when `id` comes early, else from its end when `id` is the last
+/// member (`…,"id":5}`).
+pub fn recover_id(head: &[u8], tail: &[u8]) -> Option<Value> {
+    id_from_head(head).or_else(|| id_from_tail(tail))
+}
+
+/// Scans the members of the top-level object from its start.
+fn id_from_head(bytes: &[u8]) -> Option<Value> {
+    let mut scan = Scanner { bytes, at: 0 };
+    scan.skip_ws();
+    scan.expect(b'{')?;
+    loop {
+        scan.skip_ws();
+        let key = scan.string()?;
+        scan.skip_ws();
+        scan.expect(b':')?;
+        scan.skip_ws();
+        let start = scan.at;
+        scan.skip_value()?;
+        if key == b"id" {
+            let value: Value = serde_json::from_slice(&bytes[start..scan.at]).ok()?;
+            return super::frame::is_valid_id(&value).then_some(value);
+        }
+        scan.skip_ws();
+        scan.expect(b',')?;
+    }
+}
+
+/// Matches `"id" : <number or string> }` at the very end of the frame: the member
+/// before the closing brace of the top-level object is a top-level member.
+fn id_from_tail(bytes: &[u8]) -> Option<Value> {
+    let mut end = trim_end(bytes, bytes.len());
+    if end == 0 || bytes[end - 1] != b'}' {
+        return None;
+    }
+    end = trim_end(bytes, end - 1);
+    let value_end = end;
+    let value_start = if end > 0 && bytes[end - 1] == b'"' {
+        string_start(bytes, end - 1)?
+    } else {
+        let mut start = end;
+        while start > 0
+            && matches!(
+                bytes[start - 1],
+                b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'
+            )
+        {
+            start -= 1;
+        }
+        start
+    };
+    if value_start == value_end {
+        return None;
+    }
+    let colon = trim_end(bytes, value_start);
+    if colon == 0 || bytes[colon - 1] != b':' {
+        return None;
+    }
+    let key_end = trim_end(bytes, colon - 1);
+    if !bytes[..key_end].ends_with(b"\"id\"") {
+        return None;
+    }
+    let before_key = trim_end(bytes, key_end - 4);
+    if before_key == 0 || !matches!(bytes[before_key - 1], b',' | b'{') {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(&bytes[value_start..value_end]).ok()?;
+    super::frame::is_valid_id(&value).then_some(value)
+}
+
+fn trim_end(bytes: &[u8], mut end: usize) -> usize {
+    while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    end
+}
+
+/// The index of the opening quote of the string whose closing quote is at `close`.
+fn string_start(bytes: &[u8], close: usize) -> Option<usize> {
+    let mut at = close;
+    while at > 0 {
+        at -= 1;
+        if bytes[at] == b'"' {
+            let backslashes = bytes[..at]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+/// A forward scanner over the start of a JSON text that may be cut anywhere:
+/// every step answers `None` when the bytes end first.
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.at += 1)
+    }
+
+    /// The raw content of a string, without unescaping (keys are compared raw).
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.expect(b'"')?;
+        let start = self.at;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(&self.bytes[start..self.at - 1]);
+                }
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.at += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.at += 1;
+                }
+            }
+            _ => {
+                let start = self.at;
+                while self
+                    .peek()
+                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+                {
+                    self.at += 1;
+                }
+                // A scalar that reaches the end of the kept bytes may be cut.
+                (self.at > start && self.at < self.bytes.len()).then_some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    async fn lines(input: &[u8], max: usize) -> Vec<Line> {
+        let mut reader = LineReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(line) = reader.next_line().await.unwrap() {
+            out.push(line);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_lines_and_strips_carriage_returns() {
+        let got = lines(b"{\"a\":1}\r\n\n{\"b\":2}", 100).await;
+        assert_eq!(
+            got,
+            vec![
+                Line::Complete(b"{\"a\":1}".to_vec()),
+                Line::Complete(vec![]),
+                Line::Complete(b"{\"b\":2}".to_vec()),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_at_the_limit_passes_and_one_byte_more_does_not() {
+        let got = lines(b"12345\n123456\nok\n", 5).await;
+        assert_eq!(got[0], Line::Complete(b"12345".to_vec()));
+        assert!(matches!(&got[1], Line::TooLong { length: 6, .. }));
+        assert_eq!(got[2], Line::Complete(b"ok".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn a_long_line_keeps_only_its_ends() {
+        let mut input = br#"{"jsonrpc":"2.0","method":"x","params":{"t":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'a', 1_000_000));
+        input.extend_from_slice(br#""},"id":42}"#);
+        input.push(b'\n');
+        input.extend_from_slice(b"{}\n");
+        let got = lines(&input, 1000).await;
+        let Line::TooLong { length, head, tail } = &got[0] else {
+            panic!("{got:?}")
+        };
+        assert_eq!(*length, input.len() - 4);
+        assert!(head.len() <= KEPT_BYTES && tail.len() <= KEPT_BYTES);
+        assert_eq!(recover_id(head, tail), Some(json!(42)));
+        assert_eq!(got[1], Line::Complete(b"{}".to_vec()));
+    }
+
+    #[test]
+    fn recovers_the_id_at_the_start() {
+        let head = br#"{"jsonrpc":"2.0","id":"req-1","method":"tools/call","params":{"x":"aaaa"#;
+        assert_eq!(recover_id(head, b""), Some(json!("req-1")));
+        let head = br#" { "method" : "a", "params":{"id":9,"s":"}\"{"}, "id" : 7 , "x"#;
+        assert_eq!(recover_id(head, b""), Some(json!(7)));
+    }
+
+    #[test]
+    fn recovers_the_id_at_the_end_only_at_the_top_level() {
+        assert_eq!(recover_id(b"", br#"aaaa"},"id":5}"#), Some(json!(5)));
+        assert_eq!(
+            recover_id(b"", br#"aa\"}", "id" : "b\"x" } "#),
+            Some(json!("b\"x"))
+        );
+        assert_eq!(recover_id(b"", br#"aaaa","params":{"id":5}}"#), None);
+        assert_eq!(recover_id(b"", br#"aaaa","xid":5}"#), None);
+        assert_eq!(recover_id(b"", br#"aaaa","id":null}"#), None);
+    }
+
+    #[test]
+    fn a_cut_scalar_is_not_an_id() {
+        assert_eq!(recover_id(br#"{"id":12"#, b""), None);
+        assert_eq!(recover_id(br#"{"params":{"a":"#, b""), None);
+    }
+
+    #[test]
+    fn parse_tells_deep_frames_from_broken_ones() {
+        assert_eq!(parse(b"  "), Ok(None));
+        assert_eq!(parse(b"{\"a\":"), Err(ParseFailure::NotJson));
+        assert_eq!(parse(b"\xff\xfe"), Err(ParseFailure::NotJson));
+        assert_eq!(parse(br#"{"a":"\xff"}"#), Err(ParseFailure::NotJson));
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(parse(deep.as_bytes()), Err(ParseFailure::TooDeep));
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(ok.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn encoded_frames_are_one_line() {
+        let mut out = Vec::new();
+        encode_into(&json!({"text": "a\nb\r\u{2028}"}), &mut out);
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(out.last(), Some(&b'\n'));
+    }
+}
