@@ -113,3 +113,41 @@ pub fn assert_same_frames(got: &[Value], want: &[Value]) {
         "frame counts differ:\n got {got:#?}\nwant {want:#?}"
     );
 }
+
+/// The fixture server executable (built when missing).
+pub fn fixture() -> String {
+    workspace_bin::path("bridge-fixture-server", "bridge-fixture-server")
+        .expect("bridge-fixture-server")
+        .display()
+        .to_string()
+}
+
+/// The bridge executable (built when missing).
+pub fn bridge() -> String {
+    workspace_bin::path("mcp-bridge-vscode", "mcp-bridge-vscode")
+        .expect("mcp-bridge-vscode")
+        .display()
+        .to_string()
+}
+
+/// `mcp-bridge-vscode -- bridge-fixture-server`.
+pub fn bridge_command() -> Vec<String> {
+    vec![bridge(), "--".into(), fixture()]
+}
+
+/// The text of a call result, or a panic naming the outcome.
+pub fn result_text(outcome: &harness_sim::CallOutcome) -> String {
+    outcome
+        .text()
+        .unwrap_or_else(|| panic!("not a result: {outcome:?}"))
+        .to_owned()
+}
+
+/// The policy of the end-to-end tests: accept forms and URLs, answer sampling, one root.
+pub fn accepting_policy() -> AnswerPolicy {
+    AnswerPolicy::new()
+        .accept_form(serde_json::json!({"name": "Ada", "age": 36}))
+        .url(harness_sim::answers::UrlAnswer::Accept)
+        .sampling_text("Hello!")
+        .root("ws", "file:///tmp/ws")
+}
