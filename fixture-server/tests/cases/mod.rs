@@ -1,0 +1,11 @@
+mod discover;
+mod framing;
+mod input;
+mod lifecycle;
+mod lists;
+mod logging_progress;
+mod meta;
+mod notify;
+mod profiles;
+mod schema_check;
+mod tools;
