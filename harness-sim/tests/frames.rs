@@ -84,7 +84,7 @@ async fn local_tools_call_meta_and_cancel_match_the_frame_file() {
     assert_eq!(id, 7);
     client.cancel(id).await.unwrap();
     client
-        .settle(Duration::from_millis(200), Duration::from_secs(3))
+        .settle(Duration::from_millis(400), Duration::from_secs(3))
         .await
         .unwrap();
     // The late result of the cancelled call is ignored.
@@ -164,7 +164,7 @@ async fn local_roots_and_their_change_match_the_frame_file() {
     });
     client.set_roots(roots).await.unwrap();
     client
-        .settle(Duration::from_millis(200), Duration::from_secs(3))
+        .settle(Duration::from_millis(400), Duration::from_secs(3))
         .await
         .unwrap();
     assert_same_frames(&sent(&client), &c2s_frames(&files));

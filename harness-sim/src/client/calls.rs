@@ -203,7 +203,7 @@ impl SimClient {
             Harness::Copilot => {
                 let token = self.take_progress();
                 let meta = if self.is_modern() {
-                    frames::modern_meta(self.profile, token)
+                    frames::with_progress_token(&self.modern_meta, token)
                 } else {
                     json!({"progressToken": token})
                 };
@@ -308,7 +308,7 @@ impl SimClient {
             Harness::Copilot => {
                 let token = self.take_progress();
                 let meta = if self.is_modern() {
-                    frames::modern_meta(self.profile, token)
+                    frames::with_progress_token(&self.modern_meta, token)
                 } else {
                     json!({"progressToken": token})
                 };

@@ -63,14 +63,22 @@ pub(crate) fn sorted(value: Value) -> Value {
 
 /// The `_meta` of revision 2026-07-28 on a request of copilot-cli's modern path
 /// (inferred: the discover keys plus the progress token counter, sorted as
-/// rmcp's maps sort them).
-pub(crate) fn modern_meta(profile: Profile, progress_token: i64) -> Value {
-    json!({
+/// rmcp's maps sort them), without the progress token: built once per session.
+pub(crate) fn modern_meta_base(profile: Profile) -> Value {
+    sorted(json!({
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
         "io.modelcontextprotocol/clientInfo": profile.client_info(),
-        "io.modelcontextprotocol/clientCapabilities": profile.capabilities(),
-        "progressToken": progress_token
-    })
+        "io.modelcontextprotocol/clientCapabilities": profile.capabilities()
+    }))
+}
+
+/// `base` (from [`modern_meta_base`]) with the progress token, which sorts last.
+pub(crate) fn with_progress_token(base: &Value, progress_token: i64) -> Value {
+    let mut meta = base.clone();
+    if let Some(map) = meta.as_object_mut() {
+        map.insert("progressToken".into(), json!(progress_token));
+    }
+    meta
 }
 
 /// How VS Code shows an error response: `MPC <code>: <message>` (the typo is

@@ -413,7 +413,7 @@ impl SimClient {
             let id = self.take_id();
             let token = self.take_progress();
             let meta = if self.is_modern() {
-                frames::modern_meta(self.profile, token)
+                frames::with_progress_token(&self.modern_meta, token)
             } else {
                 json!({"progressToken": token})
             };

@@ -194,6 +194,7 @@ pub struct SimClient {
     unanswered: Vec<Value>,
     stop_report: Option<StopReport>,
     calls: HashMap<i64, String>,
+    modern_meta: Value,
 }
 
 impl SimClient {
@@ -230,6 +231,7 @@ impl SimClient {
             unanswered: Vec::new(),
             stop_report: None,
             calls: HashMap::new(),
+            modern_meta: frames::modern_meta_base(profile),
         }
     }
 

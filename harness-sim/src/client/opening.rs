@@ -173,7 +173,7 @@ impl SimClient {
             let id = self.take_id();
             let token = self.take_progress();
             let params = frames::sorted(json!({
-                "_meta": frames::modern_meta(self.profile, token),
+                "_meta": frames::with_progress_token(&self.modern_meta, token),
                 "notifications": {"toolsListChanged": true}
             }));
             self.pending.insert(id, Pending::Listen);
