@@ -120,6 +120,11 @@ impl Catalog {
             Profile::Fixture => crate::tools::fixture_catalog(config),
             Profile::Conformance => crate::conformance::catalog(config),
         };
+        if config.apps {
+            catalog.tools.push(crate::tools::apps::show());
+            catalog.resources.extend(crate::resources::app_resources());
+            catalog.extensions = Some(crate::tools::apps::extension());
+        }
         catalog
             .tools
             .extend((0..config.many_tools).map(crate::tools::many::numbered_tool));

@@ -2,7 +2,7 @@
 //!
 //! A small parser of its own, so that the error names the argument in the fixture's
 //! stderr format and the usage text is exact. To add an option: one entry in
-//! [`OPTIONS`], one arm in [`apply`], one line in [`USAGE`] (a test checks that every
+//! `OPTIONS`, one arm in `apply`, one line in `USAGE` (a test checks that every
 //! option is in the usage). Values come as `--name VALUE` or `--name=VALUE`; the last
 //! occurrence wins.
 

@@ -9,6 +9,29 @@
 //! streams. Lists have pages of [`pagination::PAGE_SIZE`] (100) items, so
 //! `--many-tools 150` gives two pages of `tools/list`.
 //!
+//! # Driving it
+//!
+//! Every request needs `params._meta` with the protocol version and the client
+//! capabilities of that request (the other keys are optional):
+//!
+//! ```json
+//! {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+//!   "name": "ask_form",
+//!   "_meta": {
+//!     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
+//!     "io.modelcontextprotocol/clientInfo": {"name": "a-client", "version": "1.0.0"},
+//!     "io.modelcontextprotocol/logLevel": "info",
+//!     "progressToken": 7
+//!   }}}
+//! ```
+//!
+//! A tool that needs input answers `resultType: "input_required"` with `inputRequests`
+//! and a `requestState`; the retry (a new id) repeats the params and adds
+//! `inputResponses` and the same `requestState`. List changes and resource updates come
+//! only on `subscriptions/listen` streams. At the end of stdin the server ends its listen
+//! streams, gives requests in flight [`END_OF_INPUT_GRACE`], and exits with 0.
+//!
 //! # Layout
 //!
 //! - `main.rs` / [`stdio`]: the executable: arguments, the misbehaving `--close-stdout`
@@ -178,4 +201,62 @@ async fn end_of_input(session: &Session) {
         "stdio",
         "the end of stdin: {streams} listen streams ended, {cancelled} requests cancelled"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn serve_works_in_process_on_a_duplex_pipe_with_array_output() {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server);
+        let config = Config {
+            array_output: true,
+            ..Config::default()
+        };
+        let served = tokio::spawn(serve(server_read, server_write, config));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let requests = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"_meta": meta, "name": "array_output"}}),
+        ];
+        for request in &requests {
+            client_write
+                .write_all(format!("{request}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        let mut lines = BufReader::new(client_read).lines();
+        let mut responses = Vec::new();
+        while responses.len() < 2 {
+            let line = lines.next_line().await.unwrap().unwrap();
+            responses.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+        responses.sort_by_key(|response| response["id"].as_i64());
+        let names: Vec<&str> = responses[0]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        // In process: no crash and shutdown; array_output after structured (study order).
+        assert_eq!(names.len(), 20);
+        assert_eq!(names[5..7], ["structured", "array_output"]);
+        assert!(!names.contains(&"crash"));
+        assert_eq!(
+            responses[1]["result"]["structuredContent"],
+            json!([1, 2, 3])
+        );
+        client_write.shutdown().await.unwrap();
+        let outcome = served.await.unwrap().unwrap();
+        assert!(matches!(outcome, Outcome::EndOfInput));
+    }
 }

@@ -1,5 +1,5 @@
-//! The resources of the fixture profile (study section 1.3 and the MCP Apps parts).
-//! No resource templates.
+//! The resources of the fixture profile (study section 1.3) and of `--apps`. No resource
+//! templates.
 
 use rmcp::model::{Resource, ResourceContents};
 
@@ -11,10 +11,9 @@ pub const NOTES_URI: &str = "file:///fixture/notes.txt";
 /// The text of `--apps`.
 pub const README_URI: &str = "file:///fixture/readme.txt";
 
-/// `file:///fixture/notes.txt`; with `apps`, also `file:///fixture/readme.txt` and the
-/// view `ui://fixture/view`.
-pub fn resources(apps: bool) -> Vec<ResourceSpec> {
-    let mut resources = vec![ResourceSpec {
+/// `file:///fixture/notes.txt`.
+pub fn resources() -> Vec<ResourceSpec> {
+    vec![ResourceSpec {
         resource: Resource::new(NOTES_URI, "notes").with_mime_type("text/plain"),
         contents: || {
             vec![ResourceContents::text(
@@ -22,9 +21,14 @@ pub fn resources(apps: bool) -> Vec<ResourceSpec> {
                 NOTES_URI,
             )]
         },
-    }];
-    if apps {
-        resources.push(ResourceSpec {
+    }]
+}
+
+/// The resources of `--apps`: `file:///fixture/readme.txt` and the view
+/// `ui://fixture/view`.
+pub fn app_resources() -> Vec<ResourceSpec> {
+    vec![
+        ResourceSpec {
             resource: Resource::new(README_URI, "readme").with_mime_type("text/plain"),
             contents: || {
                 vec![ResourceContents::text(
@@ -32,8 +36,8 @@ pub fn resources(apps: bool) -> Vec<ResourceSpec> {
                     README_URI,
                 )]
             },
-        });
-        resources.push(ResourceSpec {
+        },
+        ResourceSpec {
             resource: Resource::new(VIEW_URI, "view").with_mime_type(APP_MIME_TYPE),
             contents: || {
                 vec![
@@ -41,7 +45,6 @@ pub fn resources(apps: bool) -> Vec<ResourceSpec> {
                         .with_mime_type(APP_MIME_TYPE),
                 ]
             },
-        });
-    }
-    resources
+        },
+    ]
 }

@@ -21,10 +21,14 @@ use serde_json::json;
 use crate::catalog::{Catalog, INSTRUCTIONS};
 use crate::config::Config;
 
-/// The catalog of the conformance profile; the executable adds crash and shutdown.
+/// The catalog of the conformance profile; the executable adds crash and shutdown, and
+/// `--array-output`, `--apps` and `--many-tools` add their parts as in the fixture profile.
 pub fn catalog(config: &Config) -> Catalog {
     let mut all_tools = tools::tools();
     all_tools.extend(mrtr::tools());
+    if config.array_output {
+        all_tools.push(crate::tools::basic::array_output());
+    }
     if config.process_tools {
         all_tools.extend(crate::tools::process::tools());
     }

@@ -38,18 +38,15 @@ pub fn fixture_catalog(config: &Config) -> Catalog {
     tools.extend(input::tools());
     tools.extend(lists::tools());
     tools.push(logging::log());
-    if config.apps {
-        tools.push(apps::show());
-    }
     Catalog {
         tools,
         prompts: crate::prompts::prompts(),
-        resources: crate::resources::resources(config.apps),
+        resources: crate::resources::resources(),
         templates: Vec::new(),
         completion: Some(
             |_| json!({"resultType": "complete", "completion": {"values": ["alpha", "beta"], "total": 2, "hasMore": false}}),
         ),
         instructions: INSTRUCTIONS,
-        extensions: config.apps.then(apps::extension),
+        extensions: None,
     }
 }
