@@ -174,6 +174,12 @@ fn handle_line(session: &Arc<Session>, line: &[u8]) {
     match wire::parse(line) {
         Ok(Message::Request(request)) => methods::request(session, request),
         Ok(Message::Notification(notification)) => methods::notification(session, notification),
+        Ok(Message::BadNotification(reason)) => {
+            warning!(
+                "stdio",
+                "ignored a notification that is not valid: {reason}"
+            );
+        }
         Ok(Message::Response) => warning!(
             "stdio",
             "ignored a JSON-RPC response: the server sends no requests, so the client must not send responses"

@@ -64,6 +64,10 @@ pub enum Message {
     /// A JSON-RPC response. 2026-07-28 clients never send responses (the server sends
     /// no requests), so the caller only logs it.
     Response,
+    /// A notification that is not valid (no `"jsonrpc": "2.0"`, or params that are not
+    /// an object). A notification never gets a response, so the caller only logs it
+    /// (cancellation.mdx: malformed notifications SHOULD be ignored).
+    BadNotification(String),
 }
 
 /// A line that is not a valid message, with the error to answer. `id` is `None` when the
@@ -103,6 +107,9 @@ pub fn parse(line: &[u8]) -> Result<Message, Box<Refusal>> {
             ));
         }
     };
+    if !object.contains_key("id") && matches!(object.get("method"), Some(Value::String(_))) {
+        return Ok(notification_message(object));
+    }
     let id = match object.get("id") {
         None => None,
         Some(raw) => Some(RequestId::from_value(raw).ok_or_else(|| {
@@ -143,10 +150,35 @@ pub fn parse(line: &[u8]) -> Result<Message, Box<Refusal>> {
             ));
         }
     };
-    Ok(match id {
-        Some(id) => Message::Request(Request { id, method, params }),
-        None => Message::Notification(Notification { method, params }),
-    })
+    match id {
+        Some(id) => Ok(Message::Request(Request { id, method, params })),
+        None => Err(refuse(None, invalid_request("The message has no id."))),
+    }
+}
+
+/// A message with a method and without id.
+fn notification_message(mut object: Map<String, Value>) -> Message {
+    let Some(Value::String(method)) = object.remove("method") else {
+        return Message::BadNotification("a notification without method".into());
+    };
+    if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return Message::BadNotification(format!(
+            "the notification {method} does not have \"jsonrpc\": \"2.0\""
+        ));
+    }
+    match object.remove("params") {
+        None => Message::Notification(Notification {
+            method,
+            params: None,
+        }),
+        Some(Value::Object(params)) => Message::Notification(Notification {
+            method,
+            params: Some(params),
+        }),
+        Some(_) => Message::BadNotification(format!(
+            "the params of the notification {method} are not an object"
+        )),
+    }
 }
 
 /// A `-32600` error.
@@ -218,6 +250,19 @@ mod tests {
                 .code,
             ErrorCode::INVALID_REQUEST
         );
+    }
+
+    #[test]
+    fn a_malformed_notification_gets_no_error() {
+        for line in [
+            r#"{"method":"notifications/cancelled","params":{"requestId":1}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#,
+        ] {
+            assert!(matches!(
+                parse(line.as_bytes()),
+                Ok(Message::BadNotification(_))
+            ));
+        }
     }
 
     #[test]

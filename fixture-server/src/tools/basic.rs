@@ -171,7 +171,13 @@ async fn progress(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let args = Args::of(&call);
     let count = args.int_in("count", 0, u32::MAX.into())?;
     let ms = args.opt_int_in("ms", 0, u32::MAX.into())?.unwrap_or(0);
-    for step in 1..=count {
+    // Without a progress token there is nothing to send, and nothing to wait between.
+    let steps = if call.call.meta.progress_token.is_some() {
+        count
+    } else {
+        0
+    };
+    for step in 1..=steps {
         if call.call.token.is_cancelled() {
             return Err(cancelled());
         }

@@ -149,12 +149,20 @@ async fn notifications_other_than_cancelled_are_ignored_with_a_warning() {
     fixture
         .send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"unknown"}}"#)
         .await;
+    // Malformed notifications get no error either: a notification never gets a response.
+    fixture
+        .send_line(r#"{"method":"notifications/cancelled","params":{"requestId":1}}"#)
+        .await;
+    fixture
+        .send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#)
+        .await;
     assert_eq!(
         fixture
             .call_text("echo", json!({"text": "still here"}))
             .await,
         "still here"
     );
+    fixture.assert_quiet(Duration::from_millis(50)).await;
     fixture.close_stdin().await;
     assert_eq!(fixture.exit_code().await, 0);
     let stderr = fixture.stderr().await;
