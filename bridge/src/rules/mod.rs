@@ -7,6 +7,7 @@
 pub mod capabilities;
 pub mod errors;
 pub mod initialize;
+pub mod input;
 pub mod meta;
 pub mod progress;
 pub mod results;

@@ -21,7 +21,6 @@ pub(crate) enum ClientEvent {
     /// name a request of the bridge that this broken answer resolves (M2).
     Unusable {
         id: Option<Value>,
-        #[allow(dead_code)] // The input rounds (M2) read it.
         recovered_id: Option<Value>,
         cause: Cause,
         detail: Option<String>,

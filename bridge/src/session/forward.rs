@@ -1,6 +1,6 @@
 //! Forwarded requests and what the upstream sends back (R3-R6, O4, O8-O11, C3).
 
-use super::table::{InFlight, Pending, Timer};
+use super::table::{InFlight, Pending, RoundPhase, Timer};
 use super::{Session, key_of};
 use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::rules::errors;
@@ -11,7 +11,7 @@ use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Outcome, Response};
 use crate::wire::id::IdKey;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -29,14 +29,14 @@ pub(super) const FORWARDED_METHODS: [&str; 8] = [
 ];
 
 /// The methods whose result can ask for input (R8, O9).
-fn may_ask_for_input(method: &str) -> bool {
+pub(super) fn may_ask_for_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
 impl Session {
-    /// The time limit of one round: 1 h for tools/call and for the later rounds of
-    /// prompts/get and resources/read, 120 s for the rest.
-    fn round_limit(&self, method: &str, round: u32) -> Duration {
+    /// The time limit of one upstream round: 1 h for tools/call and for the later
+    /// rounds of prompts/get and resources/read, 120 s for the rest.
+    pub(super) fn round_limit(&self, method: &str, round: u32) -> Duration {
         if method == "tools/call" || (round > 1 && may_ask_for_input(method)) {
             self.limits.call_timeout
         } else {
@@ -117,10 +117,14 @@ impl Session {
                 progress_token,
                 round: 1,
                 upstream_id,
-                round_started: Instant::now(),
+                phase: RoundPhase::Upstream,
+                waiting_since: Instant::now(),
                 next_notice: first_notice,
                 timer,
                 params: kept,
+                state_sent: false,
+                last_input_wait: Duration::ZERO,
+                accepted_urls: Vec::new(),
             },
         );
     }
@@ -170,7 +174,7 @@ impl Session {
             return;
         };
         let method = request.method.clone();
-        let elapsed = request.round_started.elapsed();
+        let elapsed = request.waiting_since.elapsed();
         let round = request.round;
         let exchange = |outcome: &str| {
             tracing::debug!(
@@ -181,10 +185,14 @@ impl Session {
         };
         let reply = match outcome {
             Outcome::Error(error) => {
-                let code = error
-                    .get("code")
-                    .map_or_else(|| "?".to_owned(), Value::to_string);
-                exchange(&format!("error {code}"));
+                let code = error.get("code").and_then(Value::as_i64);
+                exchange(&format!(
+                    "error {}",
+                    code.map_or_else(|| "?".to_owned(), |c| c.to_string())
+                ));
+                if code == Some(-32602) && request.state_sent {
+                    return self.state_refused(key, error).await;
+                }
                 match errors::client_error(error) {
                     Some(error) => Err(error),
                     None => Err(invalid_response("the error object is not valid JSON-RPC")),
@@ -193,16 +201,26 @@ impl Session {
             Outcome::Result(Value::Object(mut result)) => match result_kind(&result) {
                 ResultKind::Complete => {
                     exchange("result");
+                    #[cfg(debug_assertions)]
+                    let null_cursor = result.get("nextCursor") == Some(&Value::Null);
                     for fix in shape_result(&method, &mut result) {
                         tracing::info!(target: BRIDGE, "{}", fix.log_line());
                     }
+                    #[cfg(debug_assertions)]
+                    if null_cursor && super::test_faults::keep_null_cursor() {
+                        result.insert("nextCursor".into(), Value::Null);
+                    }
                     Ok(Value::Object(result))
+                }
+                ResultKind::InputRequired if may_ask_for_input(&method) => {
+                    exchange("input_required");
+                    return self.start_input_round(key, result).await;
                 }
                 ResultKind::InputRequired => {
                     exchange("input_required");
-                    Err(invalid_response(
-                        "the upstream server asked for input, and this version of the bridge does not do input rounds",
-                    ))
+                    Err(invalid_response(&format!(
+                        "the upstream server asked for input in answer to {method}"
+                    )))
                 }
                 ResultKind::Unknown(kind) => {
                     exchange(&format!("result of the unknown resultType {kind}"));
@@ -219,26 +237,36 @@ impl Session {
         self.finish(&key, reply).await;
     }
 
-    /// Ends a request of VS Code with its response.
-    pub(super) async fn finish(&mut self, key: &IdKey, reply: Result<Value, Value>) {
-        let Some(request) = self.end_request(key) else {
+    /// The upstream refused the `requestState` of a later round (it expired, or the
+    /// upstream started again): the user runs the request again.
+    async fn state_refused(&mut self, key: IdKey, error: Value) {
+        let Some(request) = self.table.client.get(&key) else {
             return;
         };
-        let frame = match reply {
-            Ok(result) => frame::result_frame(request.id, result),
-            Err(error) => frame::error_frame(request.id, error),
+        tracing::warn!(
+            target: BRIDGE,
+            "request {key} ({}): the upstream server refused the request state after an input wait of {}",
+            request.method,
+            format_duration(request.last_input_wait)
+        );
+        let reply = if request.method == "tools/call" {
+            Ok(
+                json!({"content":[{"type":"text","text":"The upstream server did not accept the saved state of the request. Run the tool again."}],"isError":true}),
+            )
+        } else {
+            let mut refused = json!({"code":-32602,"message":"The upstream server did not accept the saved state of the request. Send the request again."});
+            if let Some(data) = error.get("data") {
+                refused["data"] = data.clone();
+            }
+            Err(refused)
         };
-        self.out.send(frame).await;
+        self.finish(&key, reply).await;
     }
 
-    /// Forgets a request of VS Code: its entry, its upstream id, its timer, its token.
-    pub(super) fn end_request(&mut self, key: &IdKey) -> Option<InFlight> {
-        let request = self.table.remove(key)?;
-        self.timers.try_remove(&request.timer);
-        if let Some(token) = request.progress_token {
-            self.table.progress.remove(&token);
-        }
-        Some(request)
+    /// Ends a request of VS Code with its response.
+    pub(super) async fn finish(&mut self, key: &IdKey, reply: Result<Value, Value>) {
+        self.close_request(key, "the request ended", Some(reply))
+            .await;
     }
 
     async fn on_upstream_notification(&mut self, notification: Notification) {
@@ -293,50 +321,88 @@ impl Session {
                 if let Some(id) = upstream_id {
                     self.table.upstream.remove(&id);
                 }
-                let error = serde_json::json!({"code": -32603, "message": reason});
+                let error = json!({"code": -32603, "message": reason});
                 self.on_discover(Outcome::Error(error)).await;
             }
             None => tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}"),
         }
     }
 
-    /// A request of VS Code that waits: the "still waiting" line, or its time limit.
+    /// A request of VS Code that waits: a "still waiting" line, or its time limit.
     pub(super) async fn request_timer(&mut self, key: IdKey) {
-        let still_waiting_every = self.limits.still_waiting_every;
         let Some(request) = self.table.client.get(&key) else {
             return;
         };
-        let elapsed = request.round_started.elapsed();
-        let limit = self.round_limit(&request.method, request.round);
-        if elapsed >= limit {
-            let method = request.method.clone();
-            let upstream_id = request.upstream_id;
-            let limit = format_duration(limit);
-            tracing::warn!(target: BRIDGE, "request {key} ({method}): no response in {limit}");
-            self.cancel_upstream(upstream_id, "The bridge stopped waiting for the answer.");
-            let error = BridgeError::with_detail(
-                Cause::Timeout,
-                format!("{method}: no response in {limit}"),
-            );
-            return self.finish(&key, Err(error.to_object())).await;
-        }
-        tracing::info!(
-            target: BRIDGE,
-            "still waiting for the upstream server: {} (request {key}, {} s)",
-            request.method,
-            elapsed.as_secs()
-        );
-        let next_notice = request.next_notice + still_waiting_every;
-        let wait = next_notice.min(limit).saturating_sub(elapsed);
-        let timer = self.timers.insert(Timer::Request(key.clone()), wait);
-        if let Some(request) = self.table.client.get_mut(&key) {
-            request.next_notice = next_notice;
-            request.timer = timer;
+        let elapsed = request.waiting_since.elapsed();
+        let method = request.method.clone();
+        match &request.phase {
+            RoundPhase::Upstream => {
+                let limit = self.round_limit(&method, request.round);
+                if elapsed >= limit {
+                    let upstream_id = request.upstream_id;
+                    let limit = format_duration(limit);
+                    tracing::warn!(target: BRIDGE, "request {key} ({method}): no response in {limit}");
+                    self.cancel_upstream(upstream_id, "The bridge stopped waiting for the answer.");
+                    let error = BridgeError::with_detail(
+                        Cause::Timeout,
+                        format!("{method}: no response in {limit}"),
+                    );
+                    return self.finish(&key, Err(error.to_object())).await;
+                }
+                tracing::info!(
+                    target: BRIDGE,
+                    "still waiting for the upstream server: {method} (request {key}, {} s)",
+                    elapsed.as_secs()
+                );
+                self.next_notice(&key, limit);
+            }
+            RoundPhase::Client(round) => {
+                let limit = self.limits.input_timeout;
+                if elapsed >= limit {
+                    let (left, total) = (round.pending.len(), round.total);
+                    let limit = format_duration(limit);
+                    tracing::warn!(
+                        target: BRIDGE,
+                        "request {key} ({method}): no answers of the client in {limit} (input requests without an answer: {left} of {total})"
+                    );
+                    let error = BridgeError::with_detail(
+                        Cause::InputTimeout,
+                        format!(
+                            "no answers of the client in {limit} ({left} of {total} input requests)"
+                        ),
+                    );
+                    self.close_request(
+                        &key,
+                        "the client did not answer in time",
+                        Some(Err(error.to_object())),
+                    )
+                    .await;
+                    return;
+                }
+                tracing::info!(
+                    target: BRIDGE,
+                    "still waiting for the answers of the client to the input requests of {method} (request {key}, {} s)",
+                    elapsed.as_secs()
+                );
+                self.next_notice(&key, limit);
+            }
         }
     }
 
-    /// VS Code cancelled a request: the upstream gets the cancellation, and VS Code
-    /// gets no response.
+    /// Schedules the next "still waiting" line of a request, or its time limit.
+    fn next_notice(&mut self, key: &IdKey, limit: Duration) {
+        let every = self.limits.still_waiting_every;
+        let Some(request) = self.table.client.get_mut(key) else {
+            return;
+        };
+        let elapsed = request.waiting_since.elapsed();
+        request.next_notice += every;
+        let wait = request.next_notice.min(limit).saturating_sub(elapsed);
+        request.timer = self.timers.insert(Timer::Request(key.clone()), wait);
+    }
+
+    /// VS Code cancelled a request: the upstream gets the cancellation, the
+    /// bridge's requests to VS Code for it are cancelled, and VS Code gets no response.
     pub(super) async fn on_client_cancelled(&mut self, params: Option<Map<String, Value>>) {
         let Some(key) = params
             .as_ref()
@@ -346,17 +412,22 @@ impl Session {
             tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled without a valid requestId");
             return;
         };
-        let Some(request) = self.end_request(&key) else {
+        let Some(request) = self
+            .close_request(&key, "the client canceled the request", None)
+            .await
+        else {
             tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled for request {key}, which is not in flight");
             return;
         };
         tracing::debug!(target: BRIDGE, "request {key} ({}): the client canceled it", request.method);
-        self.cancel_upstream(request.upstream_id, "The client canceled the request.");
+        if matches!(request.phase, RoundPhase::Upstream) {
+            self.cancel_upstream(request.upstream_id, "The client canceled the request.");
+        }
     }
 }
 
 /// The error object of `invalid_response`.
-fn invalid_response(detail: &str) -> Value {
+pub(super) fn invalid_response(detail: &str) -> Value {
     BridgeError::with_detail(Cause::InvalidResponse, detail).to_object()
 }
 

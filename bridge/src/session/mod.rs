@@ -8,6 +8,7 @@
 mod client_io;
 mod forward;
 mod lifecycle;
+mod rounds;
 mod stop;
 mod table;
 
@@ -175,7 +176,6 @@ struct ClientContext {
     /// The `_meta` that every upstream request starts from (R3).
     base_meta: Map<String, Value>,
     /// What VS Code can answer (M2).
-    #[allow(dead_code)]
     inputs: InputKinds,
 }
 
@@ -203,6 +203,8 @@ struct Session {
     log_level: Option<String>,
     table: Table,
     next_upstream_id: u64,
+    /// The number of the last request of the bridge to VS Code (`b-N`), never reused.
+    next_bridge_id: u64,
     timers: DelayQueue<Timer>,
 }
 
@@ -234,6 +236,7 @@ impl Session {
             log_level: None,
             table: Table::default(),
             next_upstream_id: 1,
+            next_bridge_id: 0,
             timers: DelayQueue::new(),
         }
     }
@@ -268,18 +271,19 @@ impl Session {
                 self.on_notification(notification).await
             }
             ClientEvent::Message(Message::Response(response)) => {
-                tracing::debug!(
-                    target: BRIDGE,
-                    "dropped a response of the client with the id {}: the bridge sent no request with this id",
-                    response.id
-                );
+                self.on_client_answer(response).await
             }
             ClientEvent::Unusable {
                 id,
-                recovered_id: _,
+                recovered_id,
                 cause,
                 detail,
             } => {
+                if let Some(recovered) = &recovered_id
+                    && self.on_broken_answer(recovered).await
+                {
+                    return;
+                }
                 let error = BridgeError {
                     cause,
                     detail,
@@ -485,5 +489,11 @@ mod test_faults {
     /// `hang-at-end`: the session never finishes its stop, so the watchdog must.
     pub(super) fn hang_at_end() -> bool {
         fault() == Some("hang-at-end")
+    }
+
+    /// `keep-null-cursor`: R4 is broken on purpose, to prove that the conformance
+    /// runner catches a bridge that breaks the contract.
+    pub(super) fn keep_null_cursor() -> bool {
+        fault() == Some("keep-null-cursor")
     }
 }

@@ -1,6 +1,7 @@
 //! The two ends of a session: the end of stdin (the stop sequence of VS Code) and
 //! the end of the upstream ("When the upstream server stops").
 
+use super::table::RoundPhase;
 use super::{Exit, Phase, Session};
 use crate::log::{BRIDGE, MCP_STDIO};
 use crate::upstream::ExitReport;
@@ -12,9 +13,11 @@ impl Session {
     /// the upstream's input ends, and the upstream gets `shutdown_grace` before the
     /// signals. Exit code 0.
     pub(super) async fn stop_at_end_of_input(mut self) -> Exit {
-        let keys: Vec<_> = self.table.client.keys().cloned().collect();
-        for key in keys {
-            if let Some(request) = self.end_request(&key) {
+        for key in self.keys_in_flight() {
+            let request = self
+                .close_request(&key, "the bridge stops at the end of its input", None)
+                .await;
+            if let Some(request) = request.filter(|r| matches!(r.phase, RoundPhase::Upstream)) {
                 self.cancel_upstream(request.upstream_id, "The client closed the connection.");
             }
         }
@@ -52,9 +55,13 @@ impl Session {
                 .send(frame::error_frame(client_id, error.to_object()))
                 .await;
         }
-        let keys: Vec<_> = self.table.client.keys().cloned().collect();
-        for key in keys {
-            self.finish(&key, Err(error.to_object())).await;
+        for key in self.keys_in_flight() {
+            self.close_request(
+                &key,
+                "the upstream server stopped",
+                Some(Err(error.to_object())),
+            )
+            .await;
         }
         if let Some(connected) = self.upstream.take() {
             let control = connected.control.clone();
@@ -62,5 +69,13 @@ impl Session {
             control.shutdown(self.limits.shutdown_grace).await;
         }
         Exit::Failure
+    }
+
+    /// The requests in flight, oldest id first, so that the frames come in a
+    /// stable order.
+    fn keys_in_flight(&self) -> Vec<crate::wire::id::IdKey> {
+        let mut keys: Vec<_> = self.table.client.keys().cloned().collect();
+        keys.sort_by_key(|key| key.to_string());
+        keys
     }
 }

@@ -1,5 +1,7 @@
-//! The requests in flight: those of VS Code, and the upstream requests that serve them.
+//! The requests in flight: those of VS Code, the upstream requests that serve them,
+//! and the bridge's own requests to VS Code (the input requests of M2).
 
+use crate::rules::input::Ask;
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -20,16 +22,55 @@ pub(crate) struct InFlight {
     pub progress_token: Option<u64>,
     /// The round of the request: 1, then one more for each round of input (M2).
     pub round: u32,
-    /// The upstream request of the current round.
+    /// The upstream request of the current round (stale while VS Code answers).
     pub upstream_id: u64,
-    pub round_started: Instant,
-    /// The next "still waiting" line, as time since the round started.
+    /// Who the request waits for.
+    pub phase: RoundPhase,
+    /// When the current wait started (the upstream round, or VS Code's answers).
+    pub waiting_since: Instant,
+    /// The next "still waiting" line, as time since the wait started.
     pub next_notice: Duration,
     pub timer: delay_queue::Key,
     /// The upstream params, kept for the next round when the method can ask for
     /// input (M2); shared with the upstream writer, not copied.
-    #[allow(dead_code)] // The input rounds (M2) read it.
     pub params: Option<Arc<Map<String, Value>>>,
+    /// Whether the current upstream round carried a `requestState`.
+    pub state_sent: bool,
+    /// How long VS Code took to answer the last round.
+    pub last_input_wait: Duration,
+    /// URL steps that VS Code accepted and that are not complete: url → elicitationId (O1).
+    pub accepted_urls: Vec<(String, String)>,
+}
+
+/// Who a request of VS Code waits for.
+#[derive(Debug)]
+pub(crate) enum RoundPhase {
+    /// The upstream answers the current round.
+    Upstream,
+    /// VS Code answers the input requests of a round.
+    Client(ClientRound),
+}
+
+/// The input requests of one round that went to VS Code.
+#[derive(Debug, Default)]
+pub(crate) struct ClientRound {
+    /// The bridge's request id (`b-N`) → the input it asks for.
+    pub pending: HashMap<String, PendingInput>,
+    /// Input key → the answer for the upstream, in the order they come.
+    pub answers: Map<String, Value>,
+    pub request_state: Option<Value>,
+    /// How many inputs the round has, for the time-limit line.
+    pub total: usize,
+}
+
+/// One input request of the bridge to VS Code.
+#[derive(Debug)]
+pub(crate) struct PendingInput {
+    /// The key of the upstream's `inputRequests`.
+    pub key: String,
+    pub ask: Ask,
+    /// The `elicitationId` of a URL elicitation.
+    pub elicitation_id: Option<String>,
 }
 
 /// What an upstream id stands for.
@@ -54,13 +95,26 @@ pub(crate) struct Table {
     pub upstream: HashMap<u64, Pending>,
     /// The bridge's progress tokens upstream, by the request of VS Code they serve.
     pub progress: HashMap<u64, IdKey>,
+    /// The bridge's requests to VS Code (`b-N`), by the request of VS Code they serve.
+    pub bridge: HashMap<String, IdKey>,
 }
 
 impl Table {
-    /// Removes a request of VS Code and its upstream id.
+    /// Removes a request of VS Code with its upstream id, its token and its
+    /// requests to VS Code.
     pub fn remove(&mut self, key: &IdKey) -> Option<InFlight> {
         let request = self.client.remove(key)?;
-        self.upstream.remove(&request.upstream_id);
+        if matches!(request.phase, RoundPhase::Upstream) {
+            self.upstream.remove(&request.upstream_id);
+        }
+        if let Some(token) = request.progress_token {
+            self.progress.remove(&token);
+        }
+        if let RoundPhase::Client(round) = &request.phase {
+            for bridge_id in round.pending.keys() {
+                self.bridge.remove(bridge_id);
+            }
+        }
         Some(request)
     }
 }
