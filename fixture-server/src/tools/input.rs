@@ -77,6 +77,7 @@ pub fn tools() -> Vec<ToolSpec> {
             json!({
                 "type": "object",
                 "properties": {"complete": {"type": "boolean", "description": "Give the result in round 2"}},
+                "additionalProperties": false,
             }),
             |c| Box::pin(ask_url_twice(c)),
         ),
