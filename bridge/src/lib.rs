@@ -20,6 +20,7 @@
 pub mod cli;
 pub mod config;
 pub mod log;
+pub mod notify;
 pub mod rules;
 pub mod run;
 pub mod session;

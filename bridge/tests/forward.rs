@@ -13,9 +13,7 @@ use std::time::Duration;
 async fn ready() -> (Bridge, Upstream) {
     let mut bridge = Bridge::start();
     let (_, upstream) = bridge
-        .initialize(
-            json!({"tools":{"listChanged":true},"prompts":{},"resources":{},"completions":{}}),
-        )
+        .initialize(json!({"tools":{},"prompts":{},"resources":{},"completions":{}}))
         .await;
     (bridge, upstream)
 }

@@ -155,6 +155,13 @@ impl Session {
             Some((upstream_id, Pending::Request(key))) => {
                 self.on_round_done(key, upstream_id, outcome).await
             }
+            Some((listen_id, Pending::Listen)) => {
+                let error = match outcome {
+                    Outcome::Error(error) => Some(error),
+                    Outcome::Result(_) => None,
+                };
+                self.listen_answered(listen_id, error).await
+            }
             None if id.as_u64().is_some_and(|id| id < self.next_upstream_id) => {
                 tracing::debug!(
                     target: MCP_ROUTER,
@@ -269,7 +276,10 @@ impl Session {
             .await;
     }
 
-    async fn on_upstream_notification(&mut self, notification: Notification) {
+    async fn on_upstream_notification(&mut self, mut notification: Notification) {
+        if self.on_stream_notification(&mut notification).await {
+            return;
+        }
         match notification.method.as_str() {
             "notifications/progress" => self.on_upstream_progress(notification.params).await,
             method => {
@@ -324,7 +334,9 @@ impl Session {
                 let error = json!({"code": -32603, "message": reason});
                 self.on_discover(Outcome::Error(error)).await;
             }
-            None => tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}"),
+            Some(Pending::Listen) | None => {
+                tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}")
+            }
         }
     }
 

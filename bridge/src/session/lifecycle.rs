@@ -3,6 +3,7 @@
 use super::table::{Pending, Timer};
 use super::{ClientContext, Connected, Phase, Session};
 use crate::log::BRIDGE;
+use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
 use crate::rules::initialize::initialize_result;
 use crate::rules::meta::{base_meta, request_meta};
@@ -97,11 +98,12 @@ impl Session {
             Outcome::Result(Value::Object(result)) => match check_discover(&result) {
                 Ok(()) => {
                     let initialize = initialize_result(&result, &self.fallback);
-                    if let Some(capabilities) =
-                        initialize.get("capabilities").and_then(Value::as_object)
-                    {
-                        self.declared = Declared::of(capabilities);
-                    }
+                    let declared = initialize
+                        .get("capabilities")
+                        .and_then(Value::as_object)
+                        .map(Declared::of)
+                        .unwrap_or_default();
+                    self.listen = Some(Listen::new(declared));
                     tracing::info!(target: BRIDGE, "the upstream server is ready");
                     self.phase = Phase::Initialized;
                     self.reply(client_id, Value::Object(initialize)).await;

@@ -8,13 +8,14 @@
 mod client_io;
 mod forward;
 mod lifecycle;
+mod listen;
 mod rounds;
 mod stop;
 mod table;
 
 use crate::config::{Config, Limits};
 use crate::log::{BRIDGE, VSCODE};
-use crate::rules::capabilities::{Declared, InputKinds};
+use crate::rules::capabilities::InputKinds;
 use crate::rules::initialize::FallbackIdentity;
 use crate::upstream::{Connector, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink};
 use crate::wire::error::{BridgeError, Cause};
@@ -196,9 +197,8 @@ struct Session {
     phase: Phase,
     upstream: Option<Connected>,
     client: Option<ClientContext>,
-    /// What the initialize result declared (M3).
-    #[allow(dead_code)]
-    declared: Declared,
+    /// The listen stream, from the initialize result on (M3).
+    listen: Option<crate::notify::listen::Listen>,
     /// The level of the last `logging/setLevel` (O5).
     log_level: Option<String>,
     table: Table,
@@ -232,7 +232,7 @@ impl Session {
             phase: Phase::AwaitingInitialize,
             upstream: None,
             client: None,
-            declared: Declared::default(),
+            listen: None,
             log_level: None,
             table: Table::default(),
             next_upstream_id: 1,
@@ -324,6 +324,8 @@ impl Session {
                 self.reply_error(id, BridgeError::new(Cause::NotInitialized))
                     .await
             }
+            "resources/subscribe" => self.change_subscription(id, params, true).await,
+            "resources/unsubscribe" => self.change_subscription(id, params, false).await,
             method if forward::FORWARDED_METHODS.contains(&method) => {
                 self.forward(id, method.to_owned(), params).await
             }
@@ -339,6 +341,7 @@ impl Session {
             "notifications/initialized" => {
                 if matches!(self.phase, Phase::Initialized) {
                     self.phase = Phase::Ready;
+                    self.start_listening().await;
                 }
             }
             "notifications/cancelled" => self.on_client_cancelled(notification.params).await,
@@ -408,6 +411,8 @@ impl Session {
         match timer {
             Timer::Discover => self.discover_timed_out().await,
             Timer::Request(key) => self.request_timer(key).await,
+            Timer::ListenRetry => self.listen_retry().await,
+            Timer::ListenChange(id) => self.listen_change_timed_out(id).await,
         }
     }
 

@@ -21,6 +21,7 @@ impl Session {
                 self.cancel_upstream(request.upstream_id, "The client closed the connection.");
             }
         }
+        self.stop_listening().await;
         if let Phase::Initializing { discover_id, .. } = self.phase {
             self.cancel_upstream(discover_id, "The client closed the connection.");
         }

@@ -80,6 +80,8 @@ pub(crate) enum Pending {
     Discover,
     /// A round of a request of VS Code.
     Request(IdKey),
+    /// A listen stream (M3).
+    Listen,
 }
 
 /// The timers of the session.
@@ -87,6 +89,10 @@ pub(crate) enum Pending {
 pub(crate) enum Timer {
     Discover,
     Request(IdKey),
+    /// The wait before a new listen stream after a loss.
+    ListenRetry,
+    /// The time limit of the stream of a change of subscriptions.
+    ListenChange(u64),
 }
 
 #[derive(Debug, Default)]
