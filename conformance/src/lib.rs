@@ -1,2 +1,41 @@
-//! Work in progress.
+//! `mcp-conformance`: replays the transcripts of `transcripts/` against the
+//! bridge executable and prints the conformance matrix, every item of the
+//! contract against the milestones M1-M6.
+//!
+//! `cargo run --release -p mcp-conformance` builds the bridge and the fixture
+//! server and prints the matrix; `cargo test -p mcp-conformance` runs each
+//! transcript as its own named test. The format of the transcripts is in
+//! `transcripts/README.md`.
+//!
+//! # Layout
+//!
+//! - [`catalog`]: the items, their one-line requirements and milestones (`catalog.json`).
+//! - [`format`]: the transcript files (JSON Lines), read into steps, with errors
+//!   that name the file and line; harness-sim recordings are read too.
+//! - [`matchers`]: expected frames with placeholders and captures.
+//! - [`relay`]: the bridge's upstream command, a pipe to the runner over loopback TCP.
+//! - [`upstream`]: the runner's end of the relay: scripted answers, or a proxy to
+//!   the fixture server; every upstream frame recorded.
+//! - [`runner`]: one transcript against one bridge process.
+//! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
+//! - [`checks`] and [`schema`]: the wire checks of every transcript (both schemas,
+//!   the rules of the reference).
+//! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
+//! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
 #![forbid(unsafe_code)]
+
+pub mod bins;
+pub mod catalog;
+pub mod checks;
+pub mod cli;
+pub mod format;
+pub mod matchers;
+pub mod matrix;
+pub mod outcome;
+pub mod paths;
+pub mod relay;
+pub mod replay;
+pub mod runner;
+pub mod schema;
+pub mod suite;
+pub mod upstream;

@@ -1,0 +1,202 @@
+//! The command line of `mcp-conformance`.
+//!
+//! ```text
+//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--jobs N] [--dir DIR] [FILES...]
+//! mcp-conformance replay FILE
+//! mcp-conformance relay PORT TOKEN        (the bridge's upstream command; not for people)
+//! ```
+//!
+//! Exit codes: 0 when every transcript that ran passed, 1 when one failed, 2 for
+//! arguments or data that are not valid.
+
+use crate::bins::Bins;
+use crate::catalog::Catalog;
+use crate::matrix::Matrix;
+use crate::runner::Env;
+use crate::schema::Schemas;
+use crate::suite;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-conformance",
+    version,
+    about = "Replays the transcripts of mcp-bridge-rs against the bridge and prints the conformance matrix."
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Runs transcripts and prints the matrix (the default).
+    Run(RunArgs),
+    /// Replays one transcript or harness-sim recording and shows each failure with a diff.
+    Replay {
+        file: PathBuf,
+        /// The transcripts folder (the catalog and the schemas).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// The relay between the bridge and the runner (started by the runner).
+    #[command(hide = true)]
+    Relay { port: u16, token: String },
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Only the transcripts of this milestone (M1 .. M6).
+    #[arg(long)]
+    milestone: Option<String>,
+    /// Only the transcripts that cover this item (R4, C1, Q5, STOP, ...).
+    #[arg(long)]
+    item: Option<String>,
+    /// Print the matrix and the outcomes as JSON.
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// Print the matrix as a Markdown table.
+    #[arg(long)]
+    markdown: bool,
+    /// How many transcripts run at the same time.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// The transcripts folder.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Transcript files (default: every .jsonl file of the folder).
+    files: Vec<PathBuf>,
+}
+
+/// Runs the command line; returns the exit code.
+pub async fn main(args: Vec<std::ffi::OsString>) -> i32 {
+    let args = match Args::try_parse_from(args) {
+        Ok(args) => args,
+        Err(error) => {
+            let code = if error.use_stderr() { 2 } else { 0 };
+            let _ = error.print();
+            return code;
+        }
+    };
+    match args.command {
+        Some(Command::Relay { port, token }) => crate::relay::run(port, &token).await,
+        Some(Command::Replay { file, dir }) => replay(file, dir).await,
+        Some(Command::Run(run_args)) => run(run_args).await,
+        None => run(args.run).await,
+    }
+}
+
+fn environment(dir: &std::path::Path) -> Result<(Catalog, Env), String> {
+    let catalog = Catalog::load(&dir.join("catalog.json")).map_err(|e| e.to_string())?;
+    let schemas = Schemas::load(&dir.join("schema"))?;
+    let relay =
+        std::env::current_exe().map_err(|e| format!("cannot find mcp-conformance itself: {e}"))?;
+    let bins = Bins::locate(relay)?;
+    Ok((
+        catalog,
+        Env {
+            bins,
+            schemas: Arc::new(schemas),
+            bridge_env: Vec::new(),
+        },
+    ))
+}
+
+async fn run(args: RunArgs) -> i32 {
+    let dir = args.dir.unwrap_or_else(crate::paths::transcripts_dir);
+    let (catalog, env) = match environment(&dir) {
+        Ok(found) => found,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
+    if let Some(item) = &args.item
+        && catalog.item(item).is_none()
+    {
+        eprintln!("mcp-conformance: the item {item} is not in the catalog");
+        return 2;
+    }
+    let loaded = match suite::load(&dir, &args.files, &catalog) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
+    let loaded: Vec<_> = loaded
+        .into_iter()
+        .filter(|l| suite::selected(l, args.milestone.as_deref(), args.item.as_deref()))
+        .collect();
+    let outcomes = suite::run_all(loaded, env, args.jobs.unwrap_or_else(suite::default_jobs)).await;
+    let matrix = Matrix::build(
+        &catalog,
+        &outcomes,
+        args.item.as_deref(),
+        args.milestone.as_deref(),
+    );
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&matrix.to_json(&outcomes)).unwrap_or_default()
+        );
+    } else {
+        if args.markdown {
+            print!("{}", matrix.markdown());
+        } else {
+            print!("{}", matrix.text());
+        }
+        println!();
+        for outcome in outcomes.iter().filter(|o| !o.passed()) {
+            println!("FAILED {}", outcome.display);
+            print!("{}", outcome.report());
+        }
+        println!("{}", matrix.coverage_line());
+        println!("{}", matrix.summary_line());
+    }
+    i32::from(matrix.failed > 0)
+}
+
+async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
+    let dir = dir.unwrap_or_else(crate::paths::transcripts_dir);
+    let (catalog, env) = match environment(&dir) {
+        Ok(found) => found,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
+    let file = file.canonicalize().unwrap_or(file);
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let root = if file.starts_with(&dir) {
+        dir.clone()
+    } else {
+        PathBuf::new()
+    };
+    let transcript = match crate::format::read(&file, &root) {
+        Ok(transcript) => transcript,
+        Err(error) => {
+            eprintln!("mcp-conformance: {error}");
+            return 2;
+        }
+    };
+    if !transcript.header.items.is_empty()
+        && let Err(message) = suite::check_items(&transcript, &catalog)
+    {
+        eprintln!("mcp-conformance: {}: {message}", transcript.display);
+        return 2;
+    }
+    let outcome = crate::runner::run(&transcript, &env).await;
+    if outcome.passed() {
+        println!("{}: pass ({} ms)", outcome.display, outcome.elapsed_ms);
+        0
+    } else {
+        print!("{}", outcome.report());
+        println!("{}: FAIL", outcome.display);
+        1
+    }
+}

@@ -1,0 +1,668 @@
+//! The transcript format: JSON Lines that a person can read and edit.
+//!
+//! Line 1 is the header; each other line is one step. A `"//"` member on any line
+//! is a comment. See `transcripts/README.md` for the whole format with examples.
+//!
+//! ```text
+//! {"transcript":1,"name":"r4-null-cursor","items":["R4"],"milestone":"M1","description":"...","upstream":{"scripted":{}}}
+//! {"handshake":{"profile":"local-1.141","discover":{"capabilities":{"tools":{}}}}}
+//! {"send":{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}}
+//! {"upstream_expect":{"jsonrpc":"2.0","id":"$capture:list","method":"tools/list","params":"$any"}}
+//! {"upstream_send":{"jsonrpc":"2.0","id":"$ref:list","result":{"tools":[],"nextCursor":null}}}
+//! {"expect":{"jsonrpc":"2.0","id":4,"result":{"tools":[]}}}
+//! ```
+//!
+//! A file whose header has `source` instead of `name` is a recording of
+//! `harness-sim` (its `tap` or `--record`); the runner replays it (see `replay`).
+
+use harness_sim::Profile;
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The version of the format in the header's `transcript` member.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// A transcript file, read and checked.
+#[derive(Debug, Clone)]
+pub struct Transcript {
+    /// The file.
+    pub path: PathBuf,
+    /// The path relative to the transcripts folder: the name in the matrix and in
+    /// `cargo test`.
+    pub display: String,
+    pub header: Header,
+    pub body: Body,
+}
+
+/// What a transcript does.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// Steps of this format.
+    Steps(Vec<Step>),
+    /// A recording of harness-sim, replayed against the bridge.
+    Recording(harness_sim::record::Transcript),
+}
+
+/// The upstream side of a transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Upstream {
+    /// The runner answers as the transcript says (`upstream_send`, `upstream_exit`, ...).
+    /// At the end of its input the scripted server exits with code 0, as a
+    /// 2026-07-28 server does, unless `{"scripted":{"exit_at_eof":false}}`.
+    Scripted { exit_at_eof: bool },
+    /// A real `bridge-fixture-server` with these arguments, behind the relay.
+    Fixture(Vec<String>),
+    /// No upstream: `bridge_args` is the whole command line of the bridge (for the
+    /// options and exit codes).
+    None,
+}
+
+impl Upstream {
+    pub fn is_scripted(&self) -> bool {
+        matches!(self, Self::Scripted { .. })
+    }
+}
+
+/// Line 1 of a transcript.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub name: String,
+    /// The catalog ids this transcript covers.
+    pub items: Vec<String>,
+    pub milestone: String,
+    pub description: String,
+    pub upstream: Upstream,
+    /// Options of the bridge before `--` (or its whole command line without upstream).
+    pub bridge_args: Vec<String>,
+    /// Environment variables of the bridge.
+    pub env: Vec<(String, String)>,
+    /// The client profile for `send_profile` and `handshake`.
+    pub client: Option<Profile>,
+    /// How long an expectation waits, unless its step says `within_ms`.
+    pub timeout_ms: u64,
+    /// Check that every stderr line of the bridge has the form of the contract.
+    pub check_log_format: bool,
+    /// Check that every stdout line is JSON-RPC (off for `--help` and `--version`).
+    pub stdout_json: bool,
+}
+
+/// One step, with its line number for messages.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub line: usize,
+    pub kind: StepKind,
+    /// A time limit for this step, from the end of the previous one.
+    pub within_ms: Option<u64>,
+}
+
+/// What a step does.
+#[derive(Debug, Clone)]
+pub enum StepKind {
+    /// Write a frame to the bridge's stdin (`$ref:` values substituted).
+    Send(Value),
+    /// Write a line as it is.
+    SendRaw(String),
+    /// Write a frame of the header's client profile: `initialize`, `discover` or `initialized`.
+    SendProfile {
+        frame: String,
+        id: Option<i64>,
+    },
+    /// initialize (of the profile), the upstream's server/discover answered with
+    /// `discover` (scripted upstream), the initialize result, notifications/initialized.
+    Handshake {
+        profile: Option<Profile>,
+        discover: Option<Value>,
+        initialized: bool,
+    },
+    /// The next frame on the bridge's stdout matches.
+    Expect(Value),
+    /// The next frames match these, in any order.
+    ExpectUnordered(Vec<Value>),
+    /// The next stdout line is not JSON and matches the regex (`--help`, `--version`).
+    ExpectRaw(Regex),
+    /// No frame on stdout for this long.
+    ExpectSilence(u64),
+    /// The next frame that the bridge writes to the upstream matches.
+    UpstreamExpect(Value),
+    /// The bridge ends the upstream's input (closes the relay's stdin).
+    UpstreamExpectEof,
+    /// The scripted upstream writes a frame to the bridge.
+    UpstreamSend(Value),
+    /// The scripted upstream writes a line as it is.
+    UpstreamRaw(String),
+    /// The scripted upstream writes a line to its stderr (the bridge's stderr).
+    UpstreamStderr(String),
+    /// The scripted upstream process exits with this code.
+    UpstreamExit(i32),
+    /// The scripted upstream closes its stdout and keeps running.
+    UpstreamCloseStdout,
+    /// A stderr line equal to this comes (after the last matched stderr line).
+    ExpectStderr(String),
+    /// A stderr line that the regex matches comes (after the last matched one).
+    ExpectStderrMatch(Regex),
+    /// No stderr line of the whole run matches (checked at the end).
+    ExpectNoStderrMatch(Regex),
+    Sleep(u64),
+    CloseStdin,
+    /// The bridge exits with `code`, within `within_ms` of the previous step.
+    ExpectExit {
+        code: i32,
+        within_ms: u64,
+    },
+    /// A whole session of a harness-sim client against the bridge.
+    Harness(HarnessSpec),
+    /// The JSON report of the harness session matches (usually `$partial`).
+    ExpectReport(Value),
+}
+
+/// A session of a simulated VS Code client (harness-sim).
+#[derive(Debug, Clone)]
+pub struct HarnessSpec {
+    pub profile: Profile,
+    /// Tool calls in order: name and arguments.
+    pub calls: Vec<(String, Value)>,
+    /// The answers of the simulated user (harness-sim's answers JSON).
+    pub answers: Option<Value>,
+    /// How long to wait for late frames after the calls.
+    pub settle_ms: u64,
+}
+
+/// A transcript that cannot be read: the file and line, and why.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{file}:{line}: {message}")]
+pub struct FormatError {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+/// Reads a transcript or a recording. `root` is the transcripts folder, for the
+/// display name.
+pub fn read(path: &Path, root: &Path) -> Result<Transcript, FormatError> {
+    let display = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let text = std::fs::read_to_string(path).map_err(|error| FormatError {
+        file: display.clone(),
+        line: 0,
+        message: format!("cannot read the file: {error}"),
+    })?;
+    parse(&text, path, &display)
+}
+
+/// Parses the text of a transcript.
+pub fn parse(text: &str, path: &Path, display: &str) -> Result<Transcript, FormatError> {
+    let error = |line: usize, message: String| FormatError {
+        file: display.to_owned(),
+        line,
+        message,
+    };
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line))
+        .filter(|(_, line)| !line.trim().is_empty());
+    let Some((first, header_line)) = lines.next() else {
+        return Err(error(1, "the file is empty".into()));
+    };
+    let header: Value = serde_json::from_str(header_line)
+        .map_err(|e| error(first, format!("the header is not JSON: {e}")))?;
+    let Value::Object(header) = header else {
+        return Err(error(first, "the header is not a JSON object".into()));
+    };
+    if header.contains_key("source") {
+        return recording(text, &header, path, display).map_err(|m| error(first, m));
+    }
+    let header = parse_header(&header).map_err(|m| error(first, m))?;
+    let mut steps = Vec::new();
+    for (number, line) in lines {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| error(number, format!("the step is not JSON: {e}")))?;
+        let Value::Object(object) = value else {
+            return Err(error(number, "the step is not a JSON object".into()));
+        };
+        if let Some(step) = parse_step(object, number, &header).map_err(|m| error(number, m))? {
+            steps.push(step);
+        }
+    }
+    Ok(Transcript {
+        path: path.to_owned(),
+        display: display.to_owned(),
+        header,
+        body: Body::Steps(steps),
+    })
+}
+
+fn string_list(value: Option<&Value>, what: &str) -> Result<Vec<String>, String> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("{what} has an element that is not a string"))
+            })
+            .collect(),
+        Some(_) => Err(format!("{what} is not an array of strings")),
+    }
+}
+
+fn profile_of(value: &Value) -> Result<Profile, String> {
+    let name = value.as_str().ok_or("a profile is a string")?;
+    name.parse::<Profile>().map_err(|e| e.to_string())
+}
+
+fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
+    const KEYS: [&str; 14] = [
+        "//",
+        "transcript",
+        "name",
+        "items",
+        "milestone",
+        "description",
+        "upstream",
+        "bridge_args",
+        "env",
+        "client",
+        "timeout_ms",
+        "check_log_format",
+        "stdout_json",
+        "notes",
+    ];
+    if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
+        return Err(format!("the header has the unknown member {key:?}"));
+    }
+    if header.get("transcript").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
+        return Err(format!("the header needs \"transcript\": {FORMAT_VERSION}"));
+    }
+    let text = |key: &str| -> Result<String, String> {
+        header
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("the header needs a string {key:?}"))
+    };
+    let items = string_list(header.get("items"), "items")?;
+    if items.is_empty() {
+        return Err("the header needs \"items\": the catalog ids it covers".into());
+    }
+    let upstream = match header.get("upstream") {
+        Some(Value::String(none)) if none == "none" => Upstream::None,
+        Some(Value::Object(object)) if object.len() == 1 && object.contains_key("scripted") => {
+            Upstream::Scripted {
+                exit_at_eof: object
+                    .get("scripted")
+                    .and_then(|s| s.get("exit_at_eof"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true),
+            }
+        }
+        Some(Value::Object(object)) if object.len() == 1 && object.contains_key("fixture") => {
+            Upstream::Fixture(string_list(object.get("fixture"), "upstream.fixture")?)
+        }
+        _ => {
+            return Err(
+                "the header needs \"upstream\": {\"scripted\":{}}, {\"fixture\":[args]} or \"none\""
+                    .into(),
+            );
+        }
+    };
+    let env = match header.get("env") {
+        None => Vec::new(),
+        Some(Value::Object(env)) => env
+            .iter()
+            .map(|(key, value)| {
+                value
+                    .as_str()
+                    .map(|v| (key.clone(), v.to_owned()))
+                    .ok_or_else(|| format!("env.{key} is not a string"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("env is not an object of strings".into()),
+    };
+    Ok(Header {
+        name: text("name")?,
+        items,
+        milestone: text("milestone")?,
+        description: text("description")?,
+        upstream,
+        bridge_args: string_list(header.get("bridge_args"), "bridge_args")?,
+        env,
+        client: header.get("client").map(profile_of).transpose()?,
+        timeout_ms: header
+            .get("timeout_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(10_000),
+        check_log_format: header
+            .get("check_log_format")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
+        stdout_json: header
+            .get("stdout_json")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
+    })
+}
+
+fn regex_of(value: &Value) -> Result<Regex, String> {
+    let pattern = value.as_str().ok_or("the regex is not a string")?;
+    Regex::new(pattern).map_err(|e| format!("the regex {pattern:?} is not valid: {e}"))
+}
+
+fn text_of(value: &Value) -> Result<String, String> {
+    value
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| "the value is not a string".into())
+}
+
+fn millis_of(value: &Value) -> Result<u64, String> {
+    value
+        .as_u64()
+        .ok_or_else(|| "the value is not a number of milliseconds".into())
+}
+
+fn parse_step(
+    mut object: Map<String, Value>,
+    line: usize,
+    header: &Header,
+) -> Result<Option<Step>, String> {
+    object.shift_remove("//");
+    let within_ms = match object.shift_remove("within_ms") {
+        Some(value) => Some(millis_of(&value)?),
+        None => None,
+    };
+    if object.is_empty() {
+        // A comment line.
+        return Ok(None);
+    }
+    if object.len() != 1 {
+        let keys: Vec<&String> = object.keys().collect();
+        return Err(format!("a step has one kind, this one has {keys:?}"));
+    }
+    let Some((key, value)) = object.into_iter().next() else {
+        return Ok(None);
+    };
+    let scripted = |kind: StepKind| {
+        if header.upstream.is_scripted() {
+            Ok(kind)
+        } else {
+            Err(format!("{key} needs a scripted upstream"))
+        }
+    };
+    let kind = match key.as_str() {
+        "send" => StepKind::Send(value),
+        "send_raw" => StepKind::SendRaw(text_of(&value)?),
+        "send_profile" => {
+            if header.client.is_none() {
+                return Err("send_profile needs \"client\" in the header".into());
+            }
+            match value {
+                Value::String(frame) => StepKind::SendProfile { frame, id: None },
+                Value::Object(o) => StepKind::SendProfile {
+                    frame: o
+                        .get("frame")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .into(),
+                    id: o.get("id").and_then(Value::as_i64),
+                },
+                _ => return Err("send_profile is a frame name or {frame, id}".into()),
+            }
+        }
+        "handshake" => {
+            let Value::Object(o) = value else {
+                return Err("handshake is an object".into());
+            };
+            let profile = o.get("profile").map(profile_of).transpose()?;
+            if profile.is_none() && header.client.is_none() {
+                return Err("handshake needs a profile, in the step or the header".into());
+            }
+            let discover = o.get("discover").cloned();
+            if discover.is_some() != (header.upstream.is_scripted()) {
+                return Err(
+                    "handshake has \"discover\" exactly when the upstream is scripted".into(),
+                );
+            }
+            StepKind::Handshake {
+                profile,
+                discover,
+                initialized: o
+                    .get("initialized")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true),
+            }
+        }
+        "expect" => StepKind::Expect(value),
+        "expect_unordered" => match value {
+            Value::Array(frames) => StepKind::ExpectUnordered(frames),
+            _ => return Err("expect_unordered is an array of frames".into()),
+        },
+        "expect_raw" => StepKind::ExpectRaw(regex_of(&value)?),
+        "expect_silence_ms" => StepKind::ExpectSilence(millis_of(&value)?),
+        "upstream_expect" => {
+            if header.upstream == Upstream::None {
+                return Err("upstream_expect needs an upstream".into());
+            }
+            StepKind::UpstreamExpect(value)
+        }
+        "upstream_expect_eof" => StepKind::UpstreamExpectEof,
+        "upstream_send" => scripted(StepKind::UpstreamSend(value))?,
+        "upstream_raw" => scripted(StepKind::UpstreamRaw(text_of(&value)?))?,
+        "upstream_stderr" => scripted(StepKind::UpstreamStderr(text_of(&value)?))?,
+        "upstream_exit" => scripted(StepKind::UpstreamExit(
+            value
+                .as_i64()
+                .and_then(|c| i32::try_from(c).ok())
+                .ok_or("upstream_exit is an exit code")?,
+        ))?,
+        "upstream_close_stdout" => scripted(StepKind::UpstreamCloseStdout)?,
+        "expect_stderr" => StepKind::ExpectStderr(text_of(&value)?),
+        "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
+        "expect_no_stderr_match" => StepKind::ExpectNoStderrMatch(regex_of(&value)?),
+        "sleep_ms" => StepKind::Sleep(millis_of(&value)?),
+        "close_stdin" => StepKind::CloseStdin,
+        "expect_exit" => {
+            let code = value
+                .get("code")
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok())
+                .ok_or("expect_exit needs a code")?;
+            StepKind::ExpectExit {
+                code,
+                within_ms: value
+                    .get("within_ms")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(header.timeout_ms),
+            }
+        }
+        "harness" => StepKind::Harness(harness_spec(&value)?),
+        "expect_report" => StepKind::ExpectReport(value),
+        other => return Err(format!("the step kind {other:?} is not known")),
+    };
+    Ok(Some(Step {
+        line,
+        kind,
+        within_ms,
+    }))
+}
+
+fn harness_spec(value: &Value) -> Result<HarnessSpec, String> {
+    let profile = profile_of(value.get("profile").ok_or("harness needs a profile")?)?;
+    let mut calls = Vec::new();
+    for call in value
+        .get("calls")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        match call.as_array().map(Vec::as_slice) {
+            Some([Value::String(name), arguments @ Value::Object(_)]) => {
+                calls.push((name.clone(), arguments.clone()))
+            }
+            _ => return Err("each call is [\"tool\", {arguments}]".into()),
+        }
+    }
+    Ok(HarnessSpec {
+        profile,
+        calls,
+        answers: value.get("answers").cloned(),
+        settle_ms: value
+            .get("settle_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(300),
+    })
+}
+
+/// A recording of harness-sim. Its header may carry the members of a transcript
+/// header (`name`, `items`, `milestone`, `description`), added by hand when the
+/// recording is kept as a regression transcript; the upstream is the fixture with
+/// the arguments after `--` of the recorded command.
+fn recording(
+    text: &str,
+    header: &Map<String, Value>,
+    path: &Path,
+    display: &str,
+) -> Result<Transcript, String> {
+    let recorded = harness_sim::record::Transcript::parse(text).map_err(|e| e.to_string())?;
+    let command = string_list(header.get("command"), "command")?;
+    let fixture_args = match command.iter().position(|arg| arg == "--") {
+        Some(at) => command[at + 1..].iter().skip(1).cloned().collect(),
+        None => Vec::new(),
+    };
+    let bridge_args = match command.iter().position(|arg| arg == "--") {
+        Some(at) => command[1..at].to_vec(),
+        None => Vec::new(),
+    };
+    let name = header
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            Path::new(display)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+    let source = header
+        .get("source")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let client = source
+        .strip_prefix("harness-sim ")
+        .and_then(|profile| profile.parse::<Profile>().ok());
+    Ok(Transcript {
+        path: path.to_owned(),
+        display: display.to_owned(),
+        header: Header {
+            name,
+            items: string_list(header.get("items"), "items")?,
+            milestone: header
+                .get("milestone")
+                .and_then(Value::as_str)
+                .unwrap_or("M1")
+                .to_owned(),
+            description: header
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("a recording of {source}")),
+            upstream: Upstream::Fixture(fixture_args),
+            bridge_args,
+            env: Vec::new(),
+            client,
+            timeout_ms: 10_000,
+            check_log_format: true,
+            stdout_json: true,
+        },
+        body: Body::Recording(recorded),
+    })
+}
+
+/// Every `.jsonl` file under `dir` (sorted), except the vendored schemas.
+pub fn discover_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "schema") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Transcript, FormatError> {
+        parse(text, Path::new("x.jsonl"), "m1/x.jsonl")
+    }
+
+    const HEADER: &str = r#"{"transcript":1,"name":"x","items":["R4"],"milestone":"M1","description":"d","upstream":{"scripted":{}},"client":"local-1.141"}"#;
+
+    #[test]
+    fn a_transcript_with_comments_and_steps() {
+        let text = format!(
+            "{HEADER}\n{{\"//\":\"a comment line\"}}\n\n{{\"send\":{{\"id\":1}},\"//\":\"why\"}}\n{{\"expect\":{{\"id\":1}},\"within_ms\":50}}\n{{\"upstream_exit\":3}}\n"
+        );
+        let transcript = parse_text(&text).unwrap();
+        assert_eq!(transcript.header.items, ["R4"]);
+        let Body::Steps(steps) = transcript.body else {
+            panic!()
+        };
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[0].line, 4);
+        assert_eq!(steps[1].within_ms, Some(50));
+        assert!(matches!(steps[2].kind, StepKind::UpstreamExit(3)));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_line() {
+        let error = parse_text(&format!("{HEADER}\n{{\"sendd\":1}}")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "m1/x.jsonl:2: the step kind \"sendd\" is not known"
+        );
+        let error = parse_text(&format!("{HEADER}\nnot json")).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("m1/x.jsonl:2: the step is not JSON")
+        );
+        let error = parse_text(
+            r#"{"transcript":1,"name":"x","milestone":"M1","description":"d","upstream":"none"}"#,
+        )
+        .unwrap_err();
+        assert!(error.message.contains("items"), "{error}");
+        let fixture = HEADER.replace(r#"{"scripted":{}}"#, r#"{"fixture":[]}"#);
+        let error = parse_text(&format!("{fixture}\n{{\"upstream_exit\":1}}")).unwrap_err();
+        assert!(error.message.contains("scripted upstream"), "{error}");
+    }
+
+    #[test]
+    fn a_recording_of_harness_sim_is_read_as_a_replay() {
+        let text = r#"{"transcript":1,"source":"harness-sim local-1.141","command":["/t/mcp-bridge-vscode","--log-level","debug","--","/t/bridge-fixture-server","--many-tools","3"],"recorded":"2026-11-29T10:00:00.000Z","items":["R1"],"milestone":"M1"}
+{"t_ms":1.0,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#;
+        let transcript = parse_text(text).unwrap();
+        assert_eq!(
+            transcript.header.upstream,
+            Upstream::Fixture(vec!["--many-tools".into(), "3".into()])
+        );
+        assert_eq!(transcript.header.bridge_args, ["--log-level", "debug"]);
+        assert_eq!(transcript.header.client, Some(Profile::Local141));
+        assert!(matches!(transcript.body, Body::Recording(_)));
+    }
+}

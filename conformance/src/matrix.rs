@@ -1,0 +1,279 @@
+//! The conformance matrix: the items of the catalog as rows, the milestones as
+//! columns, each cell `pass`, `FAIL` or `-` (not covered yet); a blank cell is a
+//! milestone that added nothing to the item.
+
+use crate::catalog::Catalog;
+use crate::outcome::Outcome;
+use serde_json::{Map, Value, json};
+
+/// One cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    Pass,
+    Fail,
+    NotCovered,
+    /// The item has no behaviour in this milestone.
+    Blank,
+}
+
+impl Cell {
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "FAIL",
+            Self::NotCovered => "-",
+            Self::Blank => "",
+        }
+    }
+}
+
+/// The matrix of a run.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    pub milestones: Vec<String>,
+    /// (id, requirement, cells in the order of `milestones`).
+    pub rows: Vec<(String, String, Vec<Cell>)>,
+    pub passed: usize,
+    pub failed: usize,
+}
+
+impl Matrix {
+    /// Builds the matrix of `outcomes`, limited to `items` and `milestones` when given.
+    pub fn build(
+        catalog: &Catalog,
+        outcomes: &[Outcome],
+        only_item: Option<&str>,
+        only_milestone: Option<&str>,
+    ) -> Self {
+        let milestones: Vec<String> = catalog
+            .milestones
+            .iter()
+            .filter(|m| only_milestone.is_none_or(|only| only == m.as_str()))
+            .cloned()
+            .collect();
+        let rows = catalog
+            .items
+            .iter()
+            .filter(|item| only_item.is_none_or(|only| only == item.id))
+            .map(|item| {
+                let cells = milestones
+                    .iter()
+                    .map(|milestone| {
+                        if !item.milestones.contains(milestone) {
+                            return Cell::Blank;
+                        }
+                        let mut covering = outcomes
+                            .iter()
+                            .filter(|o| &o.milestone == milestone && o.items.contains(&item.id))
+                            .peekable();
+                        if covering.peek().is_none() {
+                            Cell::NotCovered
+                        } else if covering.all(Outcome::passed) {
+                            Cell::Pass
+                        } else {
+                            Cell::Fail
+                        }
+                    })
+                    .collect();
+                (item.id.clone(), item.requirement.clone(), cells)
+            })
+            .collect();
+        let passed = outcomes.iter().filter(|o| o.passed()).count();
+        Self {
+            milestones,
+            rows,
+            passed,
+            failed: outcomes.len() - passed,
+        }
+    }
+
+    fn count(&self, cell: Cell) -> usize {
+        self.rows
+            .iter()
+            .flat_map(|(_, _, cells)| cells)
+            .filter(|c| **c == cell)
+            .count()
+    }
+
+    /// "covered: N of M cells (pass P, FAIL F); by milestone: M1 a/b, ..."
+    pub fn coverage_line(&self) -> String {
+        let cells = self.rows.len() * self.milestones.len() - self.count(Cell::Blank);
+        let covered = self.count(Cell::Pass) + self.count(Cell::Fail);
+        let by_milestone: Vec<String> = self
+            .milestones
+            .iter()
+            .enumerate()
+            .map(|(index, milestone)| {
+                let column = || self.rows.iter().map(move |(_, _, cells)| cells[index]);
+                let all = column().filter(|c| *c != Cell::Blank).count();
+                let done = column()
+                    .filter(|c| matches!(c, Cell::Pass | Cell::Fail))
+                    .count();
+                format!("{milestone} {done}/{all}")
+            })
+            .collect();
+        format!(
+            "items covered: {covered} of {cells} cells ({} pass, {} FAIL, {} not covered); by milestone: {}",
+            self.count(Cell::Pass),
+            self.count(Cell::Fail),
+            self.count(Cell::NotCovered),
+            by_milestone.join(", ")
+        )
+    }
+
+    /// The summary line: `N passed, N failed` (transcripts).
+    pub fn summary_line(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failed)
+    }
+
+    /// A plain-text table for a terminal.
+    pub fn text(&self) -> String {
+        const WIDTH: usize = 64;
+        let id_width = self
+            .rows
+            .iter()
+            .map(|(id, _, _)| id.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let mut out = format!("{:<id_width$}  {:<WIDTH$}", "Item", "Requirement");
+        for milestone in &self.milestones {
+            out.push_str(&format!("  {milestone:<4}"));
+        }
+        out.push('\n');
+        out.push_str(&"-".repeat(id_width + 2 + WIDTH + 6 * self.milestones.len()));
+        out.push('\n');
+        for (id, requirement, cells) in &self.rows {
+            out.push_str(&format!(
+                "{id:<id_width$}  {:<WIDTH$}",
+                shorten(requirement, WIDTH)
+            ));
+            for cell in cells {
+                out.push_str(&format!("  {:<4}", cell.text()));
+            }
+            let trimmed = out.trim_end().len();
+            out.truncate(trimmed);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A Markdown table.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("| Item | Requirement |");
+        for milestone in &self.milestones {
+            out.push_str(&format!(" {milestone} |"));
+        }
+        out.push_str("\n|---|---|");
+        out.push_str(&"---|".repeat(self.milestones.len()));
+        out.push('\n');
+        for (id, requirement, cells) in &self.rows {
+            out.push_str(&format!("| {id} | {} |", requirement.replace('|', "\\|")));
+            for cell in cells {
+                out.push_str(&format!(" {} |", cell.text()));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn to_json(&self, outcomes: &[Outcome]) -> Value {
+        let items: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|(id, requirement, cells)| {
+                let cells: Map<String, Value> = self
+                    .milestones
+                    .iter()
+                    .zip(cells)
+                    .filter(|(_, cell)| **cell != Cell::Blank)
+                    .map(|(milestone, cell)| {
+                        let text = match cell {
+                            Cell::NotCovered => "not covered",
+                            Cell::Fail => "fail",
+                            _ => "pass",
+                        };
+                        (milestone.clone(), Value::from(text))
+                    })
+                    .collect();
+                json!({"id": id, "requirement": requirement, "cells": cells})
+            })
+            .collect();
+        json!({
+            "milestones": self.milestones,
+            "items": items,
+            "transcripts": outcomes.iter().map(Outcome::to_json).collect::<Vec<_>>(),
+            "passed": self.passed,
+            "failed": self.failed,
+        })
+    }
+}
+
+fn shorten(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(width - 3).collect();
+    out.push_str("...");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Item;
+
+    fn outcome(items: &[&str], milestone: &str, passed: bool) -> Outcome {
+        Outcome {
+            display: "x".into(),
+            name: "x".into(),
+            items: items.iter().map(|s| s.to_string()).collect(),
+            milestone: milestone.into(),
+            failures: if passed {
+                vec![]
+            } else {
+                vec![crate::outcome::Failure::at(1, "no")]
+            },
+            elapsed_ms: 0,
+        }
+    }
+
+    #[test]
+    fn cells_are_pass_fail_not_covered_or_blank() {
+        let catalog = Catalog {
+            milestones: vec!["M1".into(), "M2".into()],
+            items: vec![
+                Item {
+                    id: "R1".into(),
+                    requirement: "r".into(),
+                    milestones: vec!["M1".into(), "M2".into()],
+                    kind: String::new(),
+                },
+                Item {
+                    id: "R4".into(),
+                    requirement: "n".into(),
+                    milestones: vec!["M1".into()],
+                    kind: String::new(),
+                },
+            ],
+        };
+        let outcomes = [
+            outcome(&["R1"], "M1", true),
+            outcome(&["R4"], "M1", true),
+            outcome(&["R4"], "M1", false),
+        ];
+        let matrix = Matrix::build(&catalog, &outcomes, None, None);
+        assert_eq!(matrix.rows[0].2, [Cell::Pass, Cell::NotCovered]);
+        assert_eq!(matrix.rows[1].2, [Cell::Fail, Cell::Blank]);
+        assert_eq!(matrix.summary_line(), "2 passed, 1 failed");
+        assert!(
+            matrix
+                .coverage_line()
+                .starts_with("items covered: 2 of 3 cells"),
+            "{}",
+            matrix.coverage_line()
+        );
+        assert!(matrix.text().contains("R4    n"), "{}", matrix.text());
+        assert!(matrix.markdown().contains("| R1 | r | pass | - |"));
+    }
+}

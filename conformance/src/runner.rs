@@ -1,0 +1,803 @@
+//! Runs one transcript against the bridge executable.
+//!
+//! The bridge runs as VS Code runs it: a child process with pipes, its upstream
+//! command being the relay (`mcp-conformance relay PORT TOKEN`), so that the
+//! runner sees both sides. Steps run in order; each expectation waits until its
+//! frame comes or its time limit passes. After the last step the runner ends the
+//! bridge's stdin (when the transcript did not), fails on every frame that no
+//! step expected, and runs the wire checks on everything both sides wrote.
+
+use crate::bins::Bins;
+use crate::checks::{self, CheckOptions};
+use crate::format::{Body, HarnessSpec, Step, StepKind, Transcript, Upstream};
+use crate::matchers::{self, Captures};
+use crate::outcome::{Failure, Outcome, diff};
+use crate::schema::Schemas;
+use crate::upstream::{Mode, UpEvent, UpstreamHub};
+use harness_sim::process::{PeerOptions, Received, StdioPeer};
+use harness_sim::record::Payload;
+use harness_sim::{AnswerPolicy, Profile, SimClient, SimOptions};
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use tokio::time::{Duration, Instant};
+
+/// What every run shares.
+#[derive(Clone)]
+pub struct Env {
+    pub bins: Bins,
+    pub schemas: Arc<Schemas>,
+    /// Variables for every bridge (for example `MCP_BRIDGE_TEST_FAULT`).
+    pub bridge_env: Vec<(String, String)>,
+}
+
+/// How long the bridge may take to stop after the last step.
+const FINAL_STOP: Duration = Duration::from_secs(10);
+
+/// Runs a transcript of steps or a recording.
+pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
+    let started = Instant::now();
+    let failures = match &transcript.body {
+        Body::Steps(steps) => match Run::start(transcript, env).await {
+            Ok(mut run) => run.steps(steps).await,
+            Err(failure) => vec![failure],
+        },
+        Body::Recording(recording) => crate::replay::replay(transcript, recording, env).await,
+    };
+    Outcome {
+        display: transcript.display.clone(),
+        name: transcript.header.name.clone(),
+        items: transcript.header.items.clone(),
+        milestone: transcript.header.milestone.clone(),
+        failures,
+        elapsed_ms: started.elapsed().as_millis(),
+    }
+}
+
+/// The bridge process: driven by the steps, or by a simulated client.
+enum Client {
+    Raw(Box<StdioPeer>),
+    Sim(Box<SimClient>),
+    /// Only while the peer moves into a simulated client.
+    Gone,
+}
+
+impl Client {
+    fn peer(&mut self) -> Option<&mut StdioPeer> {
+        match self {
+            Self::Raw(peer) => Some(peer),
+            Self::Sim(client) => Some(client.peer_mut()),
+            Self::Gone => None,
+        }
+    }
+}
+
+/// A random token so that only our relay joins our listener.
+fn token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{:x}{:x}", nanos, std::process::id())
+}
+
+/// Starts the hub and the bridge of a transcript.
+pub(crate) async fn start_bridge(
+    transcript: &Transcript,
+    env: &Env,
+) -> Result<(StdioPeer, Option<UpstreamHub>), String> {
+    let header = &transcript.header;
+    let mode = match &header.upstream {
+        Upstream::Scripted { exit_at_eof } => Some(Mode::Scripted {
+            exit_at_eof: *exit_at_eof,
+        }),
+        Upstream::Fixture(args) => Some(Mode::Fixture(env.bins.fixture.clone(), args.clone())),
+        Upstream::None => None,
+    };
+    let hub = match mode {
+        Some(mode) => Some(
+            UpstreamHub::start(mode, token())
+                .await
+                .map_err(|e| format!("cannot listen for the relay: {e}"))?,
+        ),
+        None => None,
+    };
+    let mut command = vec![env.bins.bridge.to_string_lossy().into_owned()];
+    command.extend(header.bridge_args.iter().cloned());
+    if let Some(hub) = &hub {
+        command.push("--".into());
+        command.push(env.bins.relay.to_string_lossy().into_owned());
+        command.push("relay".into());
+        command.push(hub.port.to_string());
+        command.push(hub.token.clone());
+    }
+    let mut options = PeerOptions::default();
+    for (key, value) in env.bridge_env.iter().chain(header.env.iter()) {
+        options.env.push((key.into(), value.into()));
+    }
+    let peer = StdioPeer::spawn_with(&command, options)
+        .map_err(|e| format!("cannot start the bridge: {e}"))?;
+    Ok((peer, hub))
+}
+
+struct Run<'a> {
+    transcript: &'a Transcript,
+    env: &'a Env,
+    client: Client,
+    hub: Option<UpstreamHub>,
+    captures: Captures,
+    /// stderr lines before this index are behind the last match.
+    stderr_pos: usize,
+    injected_stderr: Vec<String>,
+    deferred: Vec<(usize, Regex)>,
+    exited: bool,
+    report: Option<Value>,
+    step_start: Instant,
+}
+
+impl<'a> Run<'a> {
+    async fn start(transcript: &'a Transcript, env: &'a Env) -> Result<Self, Failure> {
+        let (peer, hub) = start_bridge(transcript, env)
+            .await
+            .map_err(|message| Failure::at(1, message))?;
+        Ok(Self {
+            transcript,
+            env,
+            client: Client::Raw(Box::new(peer)),
+            hub,
+            captures: Captures::default(),
+            stderr_pos: 0,
+            injected_stderr: Vec::new(),
+            deferred: Vec::new(),
+            exited: false,
+            report: None,
+            step_start: Instant::now(),
+        })
+    }
+
+    fn timeout(&self, step: &Step) -> Duration {
+        Duration::from_millis(step.within_ms.unwrap_or(self.transcript.header.timeout_ms))
+    }
+
+    fn peer(&mut self) -> Result<&mut StdioPeer, String> {
+        self.client
+            .peer()
+            .ok_or_else(|| "the bridge is not running".to_owned())
+    }
+
+    async fn steps(&mut self, steps: &[Step]) -> Vec<Failure> {
+        let mut failures = Vec::new();
+        for step in steps {
+            self.step_start = Instant::now();
+            if let Err(failure) = self.step(step).await {
+                failures.push(failure);
+                break;
+            }
+        }
+        failures.extend(self.finish(failures.is_empty()).await);
+        failures
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), Failure> {
+        let line = step.line;
+        let fail = |message: String| Failure::at(line, message);
+        let deadline = self.step_start + self.timeout(step);
+        match &step.kind {
+            StepKind::Send(frame) => {
+                let frame = matchers::substitute(frame, &self.captures).map_err(fail)?;
+                self.send(&frame).await.map_err(fail)
+            }
+            StepKind::SendRaw(text) => {
+                let mut bytes = text.clone().into_bytes();
+                bytes.push(b'\n');
+                let peer = self.peer().map_err(fail)?;
+                peer.send_raw(&bytes)
+                    .await
+                    .map_err(|e| fail(format!("send_raw: {e}")))
+            }
+            StepKind::SendProfile { frame, id } => {
+                let profile = self
+                    .transcript
+                    .header
+                    .client
+                    .ok_or_else(|| fail("no client profile".into()))?;
+                let frame = profile_frame(profile, frame, *id).map_err(fail)?;
+                self.send(&frame).await.map_err(fail)
+            }
+            StepKind::Handshake {
+                profile,
+                discover,
+                initialized,
+            } => {
+                let profile = profile
+                    .or(self.transcript.header.client)
+                    .ok_or_else(|| fail("no client profile".into()))?;
+                self.handshake(line, profile, discover.as_ref(), *initialized, deadline)
+                    .await
+            }
+            StepKind::Expect(expected) => {
+                let actual = self.next_frame(line, deadline).await?;
+                self.check_frame(line, expected, &actual, "bridge stdout")
+            }
+            StepKind::ExpectUnordered(expected) => {
+                self.expect_unordered(line, expected, deadline).await
+            }
+            StepKind::ExpectRaw(regex) => {
+                let peer = self.peer().map_err(fail)?;
+                match recv(peer, deadline).await {
+                    Some(Received {
+                        raw: Some(text), ..
+                    }) if regex.is_match(&text) => Ok(()),
+                    Some(Received {
+                        raw: Some(text), ..
+                    }) => Err(fail(format!(
+                        "the stdout line {text:?} does not match /{regex}/"
+                    ))),
+                    Some(received) => Err(fail(format!(
+                        "expected a text line, got the frame {}",
+                        received.frame
+                    ))),
+                    None => Err(fail(format!("no stdout line in time (expected /{regex}/)"))),
+                }
+            }
+            StepKind::ExpectSilence(ms) => {
+                let until = Instant::now() + Duration::from_millis(*ms);
+                let peer = self.peer().map_err(fail)?;
+                match recv(peer, until).await {
+                    None => Ok(()),
+                    Some(received) => Err(fail(format!(
+                        "expected no frame for {ms} ms, got {}",
+                        shown(&received)
+                    ))),
+                }
+            }
+            StepKind::UpstreamExpect(expected) => {
+                self.upstream_expect(line, expected, deadline).await
+            }
+            StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
+            StepKind::UpstreamSend(frame) => {
+                let frame = matchers::substitute(frame, &self.captures).map_err(fail)?;
+                self.hub()
+                    .map_err(fail)?
+                    .send_line(&frame.to_string())
+                    .await
+                    .map_err(fail)
+            }
+            StepKind::UpstreamRaw(text) => self
+                .hub()
+                .map_err(fail)?
+                .send_line(text)
+                .await
+                .map_err(fail),
+            StepKind::UpstreamStderr(text) => {
+                self.injected_stderr.push(text.clone());
+                self.hub().map_err(fail)?.stderr(text).await.map_err(fail)
+            }
+            StepKind::UpstreamExit(code) => {
+                self.hub().map_err(fail)?.exit(*code).await.map_err(fail)
+            }
+            StepKind::UpstreamCloseStdout => {
+                Err(fail("upstream_close_stdout is not supported yet".into()))
+            }
+            StepKind::ExpectStderr(text) => {
+                let text = text.clone();
+                self.expect_stderr(
+                    line,
+                    deadline,
+                    &format!("the stderr line {text:?}"),
+                    move |l| l == text,
+                )
+                .await
+            }
+            StepKind::ExpectStderrMatch(regex) => {
+                let regex = regex.clone();
+                self.expect_stderr(
+                    line,
+                    deadline,
+                    &format!("a stderr line that matches /{regex}/"),
+                    move |l| regex.is_match(l),
+                )
+                .await
+            }
+            StepKind::ExpectNoStderrMatch(regex) => {
+                self.deferred.push((line, regex.clone()));
+                Ok(())
+            }
+            StepKind::Sleep(ms) => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                Ok(())
+            }
+            StepKind::CloseStdin => {
+                self.peer().map_err(fail)?.close_stdin().await;
+                Ok(())
+            }
+            StepKind::ExpectExit { code, within_ms } => {
+                let within = Duration::from_millis(*within_ms);
+                let peer = self.peer().map_err(fail)?;
+                let waited = peer.wait_exit(within).await;
+                self.exited = waited.is_some();
+                match waited {
+                    Some((status, _)) if status.code() == Some(*code) => Ok(()),
+                    Some((status, after)) => Err(fail(format!(
+                        "the bridge exited with {status} after {} ms, expected the exit code {code}",
+                        after.as_millis()
+                    ))),
+                    None => Err(fail(format!(
+                        "the bridge did not exit within {within_ms} ms (expected the exit code {code})"
+                    ))),
+                }
+            }
+            StepKind::Harness(spec) => self.harness(line, spec).await,
+            StepKind::ExpectReport(expected) => {
+                let Some(report) = self.report.clone() else {
+                    return Err(fail("expect_report needs a harness step before it".into()));
+                };
+                let mut captures = self.captures.clone();
+                match matchers::check(expected, &report, &mut captures) {
+                    Ok(()) => {
+                        self.captures = captures;
+                        Ok(())
+                    }
+                    Err(mismatch) => {
+                        let rendered = matchers::render(expected, Some(&report), &self.captures)
+                            .unwrap_or(Value::Null);
+                        Err(
+                            fail(format!("the harness report does not match: {mismatch}"))
+                                .with_detail(diff(
+                                    &rendered,
+                                    &report,
+                                    &format!("expected (line {line})"),
+                                    "harness report",
+                                )),
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    fn hub(&self) -> Result<&UpstreamHub, String> {
+        self.hub
+            .as_ref()
+            .ok_or_else(|| "the transcript has no upstream".to_owned())
+    }
+
+    async fn send(&mut self, frame: &Value) -> Result<(), String> {
+        let peer = self.peer()?;
+        peer.send(frame).await.map_err(|e| format!("send: {e}"))
+    }
+
+    /// The next frame on stdout; a text line or the end of stdout fails.
+    async fn next_frame(&mut self, line: usize, deadline: Instant) -> Result<Value, Failure> {
+        let peer = self.peer().map_err(|m| Failure::at(line, m))?;
+        match recv(peer, deadline).await {
+            Some(Received {
+                raw: None, frame, ..
+            }) => Ok(frame),
+            Some(Received {
+                raw: Some(text), ..
+            }) => Err(Failure::at(
+                line,
+                format!("expected a frame, got a stdout line that is not JSON: {text:?}"),
+            )),
+            None if peer.stdout_closed() => {
+                Err(Failure::at(line, "expected a frame, but stdout ended"))
+            }
+            None => Err(Failure::at(
+                line,
+                "expected a frame, but the bridge wrote nothing in time",
+            )),
+        }
+    }
+
+    fn check_frame(
+        &mut self,
+        line: usize,
+        expected: &Value,
+        actual: &Value,
+        side: &str,
+    ) -> Result<(), Failure> {
+        let mut captures = self.captures.clone();
+        match matchers::check(expected, actual, &mut captures) {
+            Ok(()) => {
+                self.captures = captures;
+                Ok(())
+            }
+            Err(mismatch) => {
+                let rendered =
+                    matchers::render(expected, Some(actual), &self.captures).unwrap_or(Value::Null);
+                Err(
+                    Failure::at(line, format!("the frame on {side} differs: {mismatch}"))
+                        .with_detail(diff(
+                            &rendered,
+                            actual,
+                            &format!("expected (line {line})"),
+                            &format!("actual ({side})"),
+                        )),
+                )
+            }
+        }
+    }
+
+    async fn expect_unordered(
+        &mut self,
+        line: usize,
+        expected: &[Value],
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let mut actual = Vec::new();
+        for _ in expected {
+            actual.push(self.next_frame(line, deadline).await?);
+        }
+        // Small sets: try each expectation against the frames not yet taken.
+        let mut taken = vec![false; actual.len()];
+        for want in expected {
+            let found = actual.iter().enumerate().find(|(index, frame)| {
+                !taken[*index] && matchers::check(want, frame, &mut self.captures.clone()).is_ok()
+            });
+            match found {
+                Some((index, frame)) => {
+                    taken[index] = true;
+                    let _ = matchers::check(want, frame, &mut self.captures);
+                }
+                None => {
+                    return Err(
+                        Failure::at(line, format!("no frame of the set matches {want}"))
+                            .with_detail(format!("the frames:\n{}", lines_of(&actual))),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn upstream_expect(
+        &mut self,
+        line: usize,
+        expected: &Value,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let observing = !self.transcript.header.upstream.is_scripted();
+        loop {
+            let hub = self
+                .hub
+                .as_mut()
+                .ok_or_else(|| Failure::at(line, "no upstream"))?;
+            match hub.next_event(deadline).await {
+                Some(UpEvent::Connected(_)) => continue,
+                Some(UpEvent::Line(_, Payload::Frame(frame))) => {
+                    if observing
+                        && matchers::check(expected, &frame, &mut self.captures.clone()).is_err()
+                    {
+                        continue;
+                    }
+                    return self.check_frame(
+                        line,
+                        expected,
+                        &frame,
+                        "the bridge's upstream output",
+                    );
+                }
+                Some(UpEvent::Line(_, Payload::Line(text))) => {
+                    return Err(Failure::at(
+                        line,
+                        format!("the bridge wrote a line that is not JSON upstream: {text:?}"),
+                    ));
+                }
+                Some(UpEvent::Eof(_)) if observing => continue,
+                Some(UpEvent::Eof(_)) => {
+                    return Err(Failure::at(
+                        line,
+                        format!(
+                            "expected an upstream frame matching {expected}, but the bridge ended the upstream's input"
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(Failure::at(
+                        line,
+                        format!("the bridge sent nothing upstream in time (expected {expected})"),
+                    ));
+                }
+            }
+        }
+    }
+
+    async fn upstream_eof(&mut self, line: usize, deadline: Instant) -> Result<(), Failure> {
+        let observing = !self.transcript.header.upstream.is_scripted();
+        loop {
+            let hub = self
+                .hub
+                .as_mut()
+                .ok_or_else(|| Failure::at(line, "no upstream"))?;
+            match hub.next_event(deadline).await {
+                Some(UpEvent::Eof(_)) => return Ok(()),
+                Some(UpEvent::Connected(_)) => continue,
+                Some(UpEvent::Line(_, _)) if observing => continue,
+                Some(UpEvent::Line(_, payload)) => {
+                    let shown = match payload {
+                        Payload::Frame(frame) => frame.to_string(),
+                        Payload::Line(text) => text,
+                    };
+                    return Err(Failure::at(
+                        line,
+                        format!("expected the end of the upstream's input, got {shown}"),
+                    ));
+                }
+                None => {
+                    return Err(Failure::at(
+                        line,
+                        "the bridge did not end the upstream's input in time",
+                    ));
+                }
+            }
+        }
+    }
+
+    async fn expect_stderr(
+        &mut self,
+        line: usize,
+        deadline: Instant,
+        what: &str,
+        matches: impl Fn(&str) -> bool,
+    ) -> Result<(), Failure> {
+        loop {
+            let lines = self
+                .peer()
+                .map_err(|m| Failure::at(line, m))?
+                .stderr_lines();
+            if let Some(offset) = lines.iter().skip(self.stderr_pos).position(|l| matches(l)) {
+                self.stderr_pos += offset + 1;
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let recent: Vec<&String> = lines.iter().skip(self.stderr_pos).collect();
+                return Err(
+                    Failure::at(line, format!("{what} did not come in time")).with_detail(format!(
+                        "stderr after the last matched line:\n{}",
+                        recent
+                            .iter()
+                            .map(|l| l.as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    )),
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn handshake(
+        &mut self,
+        line: usize,
+        profile: Profile,
+        discover: Option<&Value>,
+        initialized: bool,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let fail = |message: String| Failure::at(line, message);
+        let id = profile.first_id().max(1);
+        self.send(&profile.initialize_request(id))
+            .await
+            .map_err(fail)?;
+        if let Some(discover) = discover {
+            self.upstream_expect(
+                line,
+                &json!({"jsonrpc":"2.0","id":"$capture:handshake.discover","method":"server/discover","params":{"_meta":"$object"}}),
+                deadline,
+            )
+            .await?;
+            let mut result = Map::new();
+            result.insert("resultType".into(), "complete".into());
+            result.insert("supportedVersions".into(), json!(["2026-07-28"]));
+            result.insert("capabilities".into(), json!({}));
+            result.insert("ttlMs".into(), 0.into());
+            result.insert("cacheScope".into(), "public".into());
+            for (key, value) in discover.as_object().into_iter().flatten() {
+                result.insert(key.clone(), value.clone());
+            }
+            let id = self
+                .captures
+                .get("handshake.discover")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let frame = json!({"jsonrpc":"2.0","id":id,"result":result});
+            self.hub()
+                .map_err(fail)?
+                .send_line(&frame.to_string())
+                .await
+                .map_err(fail)?;
+        }
+        let response = self.next_frame(line, deadline).await?;
+        self.check_frame(
+            line,
+            &json!({"jsonrpc":"2.0","id":id,"result":{"$partial":true,"protocolVersion":"2025-11-25","capabilities":"$object","serverInfo":"$object"}}),
+            &response,
+            "bridge stdout",
+        )?;
+        self.captures
+            .set("handshake.result", response["result"].clone());
+        if initialized {
+            let frame = profile_frame(profile, "initialized", None).map_err(fail)?;
+            self.send(&frame).await.map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    async fn harness(&mut self, line: usize, spec: &HarnessSpec) -> Result<(), Failure> {
+        let fail = |message: String| Failure::at(line, message);
+        let Client::Raw(peer) = std::mem::replace(&mut self.client, Client::Gone) else {
+            return Err(fail(
+                "a transcript has one harness step, before any other use of the bridge".into(),
+            ));
+        };
+        let policy = match &spec.answers {
+            Some(answers) => AnswerPolicy::from_json(&answers.to_string())
+                .map_err(|e| fail(format!("the answers are not valid: {e}")))?,
+            None => AnswerPolicy::new(),
+        };
+        let timeout = Duration::from_millis(self.transcript.header.timeout_ms);
+        let mut options = SimOptions::for_profile(spec.profile);
+        options.initialize_timeout = timeout;
+        options.request_timeout = timeout;
+        let mut client = SimClient::with_options(spec.profile, *peer, policy, options);
+        let mut records = Vec::new();
+        let mut error = None;
+        match client.start().await {
+            Ok(_) => {
+                for (tool, arguments) in &spec.calls {
+                    match client.call_tool(tool, arguments.clone()).await {
+                        Ok(outcome) => records.push(harness_sim::report::CallRecord {
+                            tool: tool.clone(),
+                            arguments: arguments.clone(),
+                            outcome,
+                        }),
+                        Err(e) => {
+                            error = Some(format!("{tool}: {e}"));
+                            break;
+                        }
+                    }
+                }
+                if error.is_none() {
+                    let settle = Duration::from_millis(spec.settle_ms);
+                    if let Err(e) = client.settle(settle, settle * 10).await {
+                        error = Some(e.to_string());
+                    }
+                }
+            }
+            Err(e) => error = Some(e.to_string()),
+        }
+        client.stop().await;
+        self.exited = client
+            .peer_mut()
+            .wait_exit(Duration::from_millis(100))
+            .await
+            .is_some();
+        let report = harness_sim::report::Report::of(&client, records, error);
+        let mut json = report.to_json();
+        // The times of the events vary from run to run.
+        if let Some(events) = json.get_mut("events").and_then(Value::as_array_mut) {
+            for event in events {
+                if let Some(object) = event.as_object_mut() {
+                    object.shift_remove("t_ms");
+                }
+            }
+        }
+        self.report = Some(json);
+        self.client = Client::Sim(Box::new(client));
+        Ok(())
+    }
+
+    /// After the steps: the end of stdin, the frames nobody expected, the
+    /// deferred stderr checks and the wire checks.
+    async fn finish(&mut self, steps_passed: bool) -> Vec<Failure> {
+        let mut failures = Vec::new();
+        let strict = matches!(self.client, Client::Raw(_));
+        let Some(peer) = self.client.peer() else {
+            return failures;
+        };
+        if !self.exited {
+            peer.close_stdin().await;
+            if peer.wait_exit(FINAL_STOP).await.is_none() {
+                failures.push(Failure {
+                    line: None,
+                    message: format!(
+                        "the bridge did not stop within {} s after the end of stdin (R7)",
+                        FINAL_STOP.as_secs()
+                    ),
+                    detail: None,
+                });
+                peer.kill_tree();
+            }
+        }
+        // Lines still on their way after the exit.
+        let _ = peer.wait_stderr_closed(Duration::from_secs(2)).await;
+        let mut extra = Vec::new();
+        while let Some(received) = peer.recv(Duration::from_millis(200)).await {
+            extra.push(shown(&received));
+        }
+        if strict && steps_passed && !extra.is_empty() {
+            failures.push(Failure {
+                line: None,
+                message: format!(
+                    "the bridge wrote {} frame(s) that no step expected",
+                    extra.len()
+                ),
+                detail: Some(extra.join("\n")),
+            });
+        }
+        let stderr = peer.stderr_lines();
+        for (line, regex) in &self.deferred {
+            if let Some(found) = stderr.iter().find(|l| regex.is_match(l)) {
+                failures.push(Failure::at(
+                    *line,
+                    format!("a stderr line matches /{regex}/: {found:?}"),
+                ));
+            }
+        }
+        let entries = peer.entries();
+        let upstream = self
+            .hub
+            .as_ref()
+            .map(UpstreamHub::records)
+            .unwrap_or_default();
+        let options = CheckOptions {
+            stdout_json: self.transcript.header.stdout_json,
+            log_format: self.transcript.header.check_log_format,
+            injected_stderr: self.injected_stderr.clone(),
+        };
+        for wire in checks::check(&self.env.schemas, &entries, &upstream, &options) {
+            failures.push(Failure {
+                line: None,
+                message: format!("wire check {}: {}", wire.rule, wire.message),
+                detail: Some(wire.frame),
+            });
+        }
+        failures
+    }
+}
+
+/// The next stdout line before `deadline`.
+pub(crate) async fn recv(peer: &mut StdioPeer, deadline: Instant) -> Option<Received> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    peer.recv(remaining).await
+}
+
+fn shown(received: &Received) -> String {
+    match &received.raw {
+        Some(text) => format!("the text line {text:?}"),
+        None => received.frame.to_string(),
+    }
+}
+
+fn lines_of(frames: &[Value]) -> String {
+    frames
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A frame of a client profile: `initialize`, `discover` or `initialized`.
+pub fn profile_frame(profile: Profile, name: &str, id: Option<i64>) -> Result<Value, String> {
+    match name {
+        "initialize" => Ok(profile.initialize_request(id.unwrap_or(profile.first_id().max(1)))),
+        "discover" => {
+            let mut frame = profile
+                .discover_request()
+                .ok_or_else(|| format!("the profile {profile} sends no server/discover"))?;
+            if let Some(id) = id {
+                frame["id"] = id.into();
+            }
+            Ok(frame)
+        }
+        // VS Code builds notifications as {...n, jsonrpc}; copilot-cli (rmcp) puts jsonrpc first.
+        "initialized" if profile.is_local() => {
+            Ok(json!({"method":"notifications/initialized","jsonrpc":"2.0"}))
+        }
+        "initialized" => Ok(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+        other => Err(format!(
+            "the profile frame {other:?} is not known: use initialize, discover or initialized"
+        )),
+    }
+}
