@@ -85,6 +85,10 @@ pub struct Header {
     pub check_log_format: bool,
     /// Check that every stdout line is JSON-RPC (off for `--help` and `--version`).
     pub stdout_json: bool,
+    /// Notifications to VS Code that the steps do not expect (they are still
+    /// wire-checked): for example the list changes of the listen stream (M3) in
+    /// a transcript of M1 with the fixture.
+    pub ignore_notifications: Vec<String>,
 }
 
 /// One step, with its line number for messages.
@@ -257,7 +261,7 @@ fn profile_of(value: &Value) -> Result<Profile, String> {
 }
 
 fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
-    const KEYS: [&str; 14] = [
+    const KEYS: [&str; 15] = [
         "//",
         "transcript",
         "name",
@@ -271,6 +275,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         "timeout_ms",
         "check_log_format",
         "stdout_json",
+        "ignore_notifications",
         "notes",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
@@ -345,6 +350,10 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
             .get("stdout_json")
             .and_then(Value::as_bool)
             .unwrap_or(true),
+        ignore_notifications: string_list(
+            header.get("ignore_notifications"),
+            "ignore_notifications",
+        )?,
     })
 }
 
@@ -578,6 +587,7 @@ fn recording(
             timeout_ms: 10_000,
             check_log_format: true,
             stdout_json: true,
+            ignore_notifications: Vec::new(),
         },
         body: Body::Recording(recorded),
     })

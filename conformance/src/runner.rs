@@ -242,8 +242,9 @@ impl<'a> Run<'a> {
             }
             StepKind::ExpectSilence(ms) => {
                 let until = Instant::now() + Duration::from_millis(*ms);
+                let ignore = self.transcript.header.ignore_notifications.clone();
                 let peer = self.peer().map_err(fail)?;
-                match recv(peer, until).await {
+                match recv_kept(peer, until, &ignore).await {
                     None => Ok(()),
                     Some(received) => Err(fail(format!(
                         "expected no frame for {ms} ms, got {}",
@@ -369,8 +370,9 @@ impl<'a> Run<'a> {
 
     /// The next frame on stdout; a text line or the end of stdout fails.
     async fn next_frame(&mut self, line: usize, deadline: Instant) -> Result<Value, Failure> {
+        let ignore = self.transcript.header.ignore_notifications.clone();
         let peer = self.peer().map_err(|m| Failure::at(line, m))?;
-        match recv(peer, deadline).await {
+        match recv_kept(peer, deadline, &ignore).await {
             Some(Received {
                 raw: None, frame, ..
             }) => Ok(frame),
@@ -713,7 +715,10 @@ impl<'a> Run<'a> {
         // Lines still on their way after the exit.
         let _ = peer.wait_stderr_closed(Duration::from_secs(2)).await;
         let mut extra = Vec::new();
-        while let Some(received) = peer.recv(Duration::from_millis(200)).await {
+        let ignore = &self.transcript.header.ignore_notifications;
+        while let Some(received) =
+            recv_kept(peer, Instant::now() + Duration::from_millis(200), ignore).await
+        {
             extra.push(shown(&received));
         }
         if strict && steps_passed && !extra.is_empty() {
@@ -761,6 +766,23 @@ impl<'a> Run<'a> {
 pub(crate) async fn recv(peer: &mut StdioPeer, deadline: Instant) -> Option<Received> {
     let remaining = deadline.saturating_duration_since(Instant::now());
     peer.recv(remaining).await
+}
+
+/// The next stdout line that is not an ignored notification.
+async fn recv_kept(peer: &mut StdioPeer, deadline: Instant, ignore: &[String]) -> Option<Received> {
+    loop {
+        let received = recv(peer, deadline).await?;
+        let ignored = received.raw.is_none()
+            && received.frame.get("id").is_none()
+            && received
+                .frame
+                .get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|method| ignore.iter().any(|i| i == method));
+        if !ignored {
+            return Some(received);
+        }
+    }
 }
 
 fn shown(received: &Received) -> String {
