@@ -122,12 +122,14 @@ fn recovered_id(line: &str) -> Option<String> {
 }
 
 fn client_side(report: &mut Report<'_>, entries: &[Entry], options: &CheckOptions) {
-    // Requests of the client still waiting for a response: id → methods, oldest first.
+    // The requests of the client by id, in the order sent. A response is paired
+    // with the oldest unanswered request of its id; the pairing does not depend on
+    // the order of the two recorded directions, whose times can cross (a fast
+    // answer is read before the send of its request is recorded).
     let mut open: HashMap<String, Vec<Option<String>>> = HashMap::new();
-    let mut bridge_ids: HashSet<String> = HashSet::new();
-    for entry in entries {
-        match (&entry.dir, &entry.payload) {
-            (Dir::C2s, Payload::Frame(frame)) => {
+    for entry in entries.iter().filter(|e| e.dir == Dir::C2s) {
+        match &entry.payload {
+            Payload::Frame(frame) => {
                 let method = frame.get("method").and_then(Value::as_str);
                 match (frame.get("id").filter(|id| !id.is_null()), method) {
                     (Some(id), Some(method)) => {
@@ -146,11 +148,17 @@ fn client_side(report: &mut Report<'_>, entries: &[Entry], options: &CheckOption
                     _ => {}
                 }
             }
-            (Dir::C2s, Payload::Line(line)) => {
+            Payload::Line(line) => {
                 if let Some(id) = recovered_id(line) {
                     open.entry(id).or_default().push(None);
                 }
             }
+        }
+    }
+    let mut bridge_ids: HashSet<String> = HashSet::new();
+    for entry in entries {
+        match (&entry.dir, &entry.payload) {
+            (Dir::C2s, _) => {}
             (Dir::S2c, Payload::Line(line)) => {
                 if options.stdout_json {
                     report.fail_text("R7 stdout", "a stdout line that is not JSON", line);
