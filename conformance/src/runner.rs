@@ -694,7 +694,7 @@ impl<'a> Run<'a> {
     /// deferred stderr checks and the wire checks.
     async fn finish(&mut self, steps_passed: bool) -> Vec<Failure> {
         let mut failures = Vec::new();
-        let strict = matches!(self.client, Client::Raw(_));
+        let strict = matches!(self.client, Client::Raw(_)) && self.transcript.header.stdout_json;
         let Some(peer) = self.client.peer() else {
             return failures;
         };
