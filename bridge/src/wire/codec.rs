@@ -53,7 +53,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                return Ok(finish(line, overflow, true));
+                return Ok(finish(line, overflow, true, self.max_line_bytes));
             }
             let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
                 Some(end) => (&available[..end], true),
@@ -62,7 +62,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             let used = chunk.len() + usize::from(found_newline);
             match &mut overflow {
                 Some(over) => over.push(chunk),
-                None if line.len() + chunk.len() > self.max_line_bytes => {
+                // One byte of room for the CR of a CRLF ending, which is not part
+                // of the line; `finish` checks the limit without it.
+                None if line.len() + chunk.len() > self.max_line_bytes.saturating_add(1) => {
                     let mut over = Overflow::start(std::mem::take(&mut line));
                     over.push(chunk);
                     overflow = Some(over);
@@ -71,13 +73,18 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
             self.reader.consume(used);
             if found_newline {
-                return Ok(finish(line, overflow, false));
+                return Ok(finish(line, overflow, false, self.max_line_bytes));
             }
         }
     }
 }
 
-fn finish(mut line: Vec<u8>, overflow: Option<Overflow>, at_end: bool) -> Option<Line> {
+fn finish(
+    mut line: Vec<u8>,
+    overflow: Option<Overflow>,
+    at_end: bool,
+    max_line_bytes: usize,
+) -> Option<Line> {
     if let Some(over) = overflow {
         return Some(over.into_line());
     }
@@ -86,6 +93,9 @@ fn finish(mut line: Vec<u8>, overflow: Option<Overflow>, at_end: bool) -> Option
     }
     if line.last() == Some(&b'\r') {
         line.pop();
+    }
+    if line.len() > max_line_bytes {
+        return Some(Overflow::start(line).into_line());
     }
     Some(Line::Complete(line))
 }
@@ -123,8 +133,10 @@ impl Overflow {
     }
 
     fn into_line(mut self) -> Line {
+        // The CR of a CRLF ending is not part of the line.
         if self.tail.last() == Some(&b'\r') {
             self.tail.pop();
+            self.length = self.length.saturating_sub(1);
         }
         if self.tail.len() > KEPT_BYTES {
             self.tail.drain(..self.tail.len() - KEPT_BYTES);
@@ -376,6 +388,17 @@ mod tests {
         assert_eq!(got[0], Line::Complete(b"12345".to_vec()));
         assert!(matches!(&got[1], Line::TooLong { length: 6, .. }));
         assert_eq!(got[2], Line::Complete(b"ok".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn the_cr_of_a_crlf_ending_does_not_count_toward_the_limit() {
+        let got = lines(b"12345\r\n123456\r\n12345\r", 5).await;
+        assert_eq!(got[0], Line::Complete(b"12345".to_vec()));
+        assert!(matches!(&got[1], Line::TooLong { length: 6, .. }));
+        assert_eq!(got[2], Line::Complete(b"12345".to_vec()));
+        // A CR that is not at the end counts.
+        let got = lines(b"1234\r5\n", 5).await;
+        assert!(matches!(&got[0], Line::TooLong { length: 6, .. }));
     }
 
     #[tokio::test]

@@ -1,0 +1,454 @@
+//! Issue 9, part 1: hostile lines of the client. Each line gets the error of the
+//! contract (code, message, cause, id) or is dropped with a debug line, and a valid
+//! request right after it still works.
+//!
+//! The depth limit is 127 levels of nesting, counting the frame object itself: the
+//! recursion limit of serde_json (`wire::codec::MAX_DEPTH`), which refuses deeper
+//! frames without using the stack.
+
+mod common;
+
+use common::*;
+use mcp_bridge_vscode::config::Limits;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn with_line_limit(bytes: usize) -> Bridge {
+    let mut config = config(Limits::default());
+    config.max_line_bytes = bytes;
+    Bridge::start_with(config)
+}
+
+/// A ping right after a hostile line gets its answer, and nothing else came before it.
+async fn ping_still_works(bridge: &mut Bridge, after: &str) {
+    let id = format!("ping-after-{after}");
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":id,"method":"ping"}))
+            .await,
+        json!({"jsonrpc":"2.0","id":id,"result":{}}),
+        "after {after}"
+    );
+}
+
+fn error(id: Value, code: i64, message: &str, data: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"error":{"code":code,"message":message,"data":data}})
+}
+
+const PARSE_ERROR: &str = "The request is not valid JSON.";
+const SHAPE: &str = "The message is not a valid JSON-RPC 2.0 request.";
+const TOO_LONG: &str = "The request is longer than the line limit of the bridge.";
+const TOO_DEEP: &str = "The request has more levels of nesting than the limit of the bridge.";
+
+#[tokio::test(flavor = "current_thread")]
+async fn invalid_json_and_invalid_utf8_get_parse_error_with_a_null_id_and_the_next_request_works() {
+    let mut bridge = Bridge::start();
+    let lines: [&[u8]; 8] = [
+        b"{\"jsonrpc\":",
+        b"not json at all",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",}",
+        b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"\xff\xfe\"}",
+        b"\xc3\x28\x00\x01",
+        b"{\"id\":1e400,\"jsonrpc\":\"2.0\",\"method\":\"ping\"}",
+    ];
+    for (index, line) in lines.into_iter().enumerate() {
+        bridge.send_bytes(line).await;
+        assert_eq!(
+            bridge.recv().await,
+            error(
+                json!(null),
+                -32700,
+                PARSE_ERROR,
+                json!({"cause":"parse_error"})
+            ),
+            "line {index}: {}",
+            String::from_utf8_lossy(line)
+        );
+        ping_still_works(&mut bridge, &format!("line-{index}")).await;
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn arrays_batches_and_scalars_get_invalid_request_with_a_null_id() {
+    let mut bridge = Bridge::start();
+    for line in [
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+        "[]",
+        "7",
+        r#""ping""#,
+        "null",
+        "true",
+        "{}",
+    ] {
+        bridge.send_line(line).await;
+        assert_eq!(
+            bridge.recv().await,
+            error(
+                json!(null),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"})
+            ),
+            "{line}"
+        );
+        ping_still_works(&mut bridge, line).await;
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn json_rpc_with_wrong_types_gets_the_error_of_its_kind_with_its_usable_id() {
+    let mut bridge = Bridge::start();
+    let params_error = "The parameters of the request are not valid.";
+    for (line, expected) in [
+        (
+            json!({"jsonrpc":"2.0","id":{"a":1},"method":"ping"}),
+            error(
+                json!(null),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":[1],"method":"ping"}),
+            error(
+                json!(null),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":null,"method":"ping"}),
+            error(
+                json!(null),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":true,"method":"ping"}),
+            error(
+                json!(null),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":4,"method":7}),
+            error(
+                json!(4),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":"m","method":null}),
+            error(
+                json!("m"),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":2.0,"id":5,"method":"ping"}),
+            error(
+                json!(5),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"id":5,"method":"ping"}),
+            error(
+                json!(5),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":6,"method":"ping","params":[1]}),
+            error(
+                json!(6),
+                -32602,
+                params_error,
+                json!({"cause":"invalid_params"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":6,"method":"ping","params":"x"}),
+            error(
+                json!(6),
+                -32602,
+                params_error,
+                json!({"cause":"invalid_params"}),
+            ),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}),
+            error(
+                json!(7),
+                -32600,
+                SHAPE,
+                json!({"cause":"invalid_request_shape"}),
+            ),
+        ),
+    ] {
+        bridge.send(line.clone()).await;
+        assert_eq!(bridge.recv().await, expected, "{line}");
+        ping_still_works(&mut bridge, &line.to_string()).await;
+    }
+}
+
+/// A frame of `depth` levels of nesting, the frame object counted: a ping whose
+/// params hold arrays.
+fn nested_ping(id: u64, depth: usize) -> String {
+    let arrays = depth - 2;
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"a":{}{}}}}}"#,
+        "[".repeat(arrays),
+        "]".repeat(arrays)
+    )
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn nesting_up_to_127_levels_is_served_and_one_more_level_gets_too_deep() {
+    let mut bridge = Bridge::start();
+    bridge.send_line(&nested_ping(1, 127)).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"result":{}})
+    );
+    bridge.send_line(&nested_ping(2, 128)).await;
+    assert_eq!(
+        bridge.recv().await,
+        error(
+            json!(2),
+            -32600,
+            TOO_DEEP,
+            json!({"cause":"too_deep","detail":"the limit is 127 levels"})
+        )
+    );
+    ping_still_works(&mut bridge, "128 levels").await;
+    // Far past the limit, with the id at the end: the stack is not used up.
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","method":"ping","params":{{"a":{}{}}},"id":"deep"}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    bridge.send_line(&deep).await;
+    assert_eq!(
+        bridge.recv().await,
+        error(
+            json!("deep"),
+            -32600,
+            TOO_DEEP,
+            json!({"cause":"too_deep","detail":"the limit is 127 levels"})
+        )
+    );
+    // Unbalanced nesting is not JSON.
+    bridge.send_line(&"[".repeat(50_000)).await;
+    assert_eq!(bridge.recv().await["error"]["data"]["cause"], "too_deep");
+    ping_still_works(&mut bridge, "100000 levels").await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_line_over_the_limit_gets_line_too_long_with_the_id_from_its_start_or_its_end() {
+    let limit = 4096;
+    let mut bridge = with_line_limit(limit);
+    let padding = "x".repeat(3 * limit);
+    let cases = [
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{{"t":"{padding}"}}}}"#
+            ),
+            json!(41),
+        ),
+        (
+            format!(
+                r#"{{"id":"first","jsonrpc":"2.0","method":"tools/call","params":{{"t":"{padding}"}}}}"#
+            ),
+            json!("first"),
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"t":"{padding}"}},"id":"last"}}"#
+            ),
+            json!("last"),
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"t":"{padding}"}} , "id" : 7 }}"#
+            ),
+            json!(7),
+        ),
+        // The id in the middle cannot be recovered; an id inside params is not the id.
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"t":"{padding}"}},"id":8,"x":"{padding}"}}"#
+            ),
+            json!(null),
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"t":"{padding}","id":9}}}}"#
+            ),
+            json!(null),
+        ),
+        // Not JSON and over the limit: still line_too_long, without an id.
+        (format!("garbage {padding}"), json!(null)),
+    ];
+    for (line, id) in cases {
+        bridge.send_line(&line).await;
+        assert_eq!(
+            bridge.recv().await,
+            error(
+                id.clone(),
+                -32600,
+                TOO_LONG,
+                json!({"cause":"line_too_long","detail":format!("the line has {} bytes, and the limit is {limit}", line.len())})
+            ),
+            "id {id}"
+        );
+        ping_still_works(&mut bridge, &format!("too long {id}")).await;
+    }
+    // A line of exactly the limit is served.
+    let exact = ping_of_length("exact", limit);
+    assert_eq!(exact.len(), limit);
+    bridge.send_line(&exact).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":"exact","result":{}})
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_line_at_the_limit_ending_in_crlf_is_served() {
+    let limit = 200;
+    let mut bridge = with_line_limit(limit);
+    let exact = ping_of_length("crlf", limit);
+    assert_eq!(exact.len(), limit);
+    bridge.send_line(&format!("{exact}\r")).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":"crlf","result":{}})
+    );
+}
+
+/// A ping of exactly `length` bytes.
+fn ping_of_length(id: &str, length: usize) -> String {
+    let frame = |padding: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"ping","params":{{"t":"{}"}}}}"#,
+            "y".repeat(padding)
+        )
+    };
+    frame(length - frame(0).len())
+}
+
+async fn ready() -> (Bridge, Upstream) {
+    let mut bridge = Bridge::start();
+    let (_, upstream) = bridge
+        .initialize(json!({"tools":{},"prompts":{},"resources":{}}))
+        .await;
+    (bridge, upstream)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn client_ids_that_look_like_the_bridges_own_do_not_mix_with_them() {
+    let (mut bridge, mut upstream) = ready().await;
+    // A request of the bridge to VS Code: b-1.
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_form","arguments":{}}}))
+        .await;
+    let first = upstream.recv().await;
+    let schema =
+        json!({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]});
+    upstream
+        .respond(&first, json!({"resultType":"input_required","requestState":"s",
+            "inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":schema}}}}))
+        .await;
+    assert_eq!(bridge.recv().await["id"], "b-1");
+    // VS Code's own request with the id "b-1" is a different request.
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":"b-1","method":"tools/list"}))
+        .await;
+    let list = upstream.recv().await;
+    assert_eq!(list["method"], "tools/list");
+    // VS Code cancels its request "b-1": the bridge's b-1 stays.
+    bridge
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b-1"}}))
+        .await;
+    assert_eq!(
+        upstream.recv().await,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":list["id"],"reason":"The client canceled the request."}})
+    );
+    upstream.respond(&list, json!({"tools":[]})).await;
+    // The answer to the bridge's b-1 still completes its round.
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept","content":{"name":"Ada"}}}))
+        .await;
+    let second = upstream.recv().await;
+    assert_eq!(
+        second["params"]["inputResponses"],
+        json!({"who":{"action":"accept","content":{"name":"Ada"}}})
+    );
+    upstream
+        .respond(&second, json!({"content":[{"type":"text","text":"Ada"}]}))
+        .await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Ada"}]}})
+    );
+    bridge.expect_silence(Duration::from_millis(20)).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn responses_to_requests_the_bridge_never_sent_are_dropped_with_a_debug_line() {
+    let (mut bridge, _upstream) = ready().await;
+    for id in [
+        json!("b-1"),
+        json!("b-99"),
+        json!(3),
+        json!(null),
+        json!("x"),
+    ] {
+        bridge
+            .send(json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept"}}))
+            .await;
+        bridge
+            .send(json!({"jsonrpc":"2.0","id":id,"error":{"code":-32000,"message":"no"}}))
+            .await;
+        ping_still_works(&mut bridge, &id.to_string()).await;
+        assert_eq!(
+            bridge.logs.count_containing(&format!(
+                "mcp-bridge-vscode: bridge: debug: dropped an answer of the client with the id {id}: no request of the bridge with this id waits"
+            )),
+            2,
+            "{id}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn unknown_notifications_and_blank_lines_get_nothing() {
+    let mut bridge = Bridge::start();
+    bridge
+        .send(json!({"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}))
+        .await;
+    bridge.send_line("").await;
+    bridge.send_line("   \t ").await;
+    bridge.send_line("\r").await;
+    ping_still_works(&mut bridge, "blank lines").await;
+    assert!(bridge.logs.has(
+        "mcp-bridge-vscode: bridge: debug: dropped the notification notifications/whatever of the client"
+    ));
+}
