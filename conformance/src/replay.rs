@@ -25,14 +25,22 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
     };
     let wait = Duration::from_millis(transcript.header.timeout_ms);
     let mut received: Vec<Payload> = Vec::new();
-    let mut expected_before = 0;
     let mut failures = Vec::new();
-    for entry in &recording.entries {
+    let waits = awaitable_counts(recording);
+    let responses_and_requests = recording
+        .entries
+        .iter()
+        .filter(|e| e.dir == Dir::S2c)
+        .filter(|e| {
+            matches!(&e.payload, Payload::Frame(f) if f.get("id").is_some_and(|id| !id.is_null()))
+        })
+        .count();
+    for (index, entry) in recording.entries.iter().enumerate() {
         match entry.dir {
-            Dir::S2c => expected_before += 1,
-            Dir::Stderr => {}
+            Dir::S2c | Dir::Stderr => {}
             Dir::C2s => {
-                receive_until(&mut peer, &mut received, expected_before, wait).await;
+                let count = waits.get(&index).copied().unwrap_or(0);
+                receive_until(&mut peer, &mut received, count, wait).await;
                 let sent = match &entry.payload {
                     Payload::Frame(frame) => peer.send(frame).await,
                     Payload::Line(line) => {
@@ -52,7 +60,14 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
             }
         }
     }
-    receive_until(&mut peer, &mut received, expected_before, wait).await;
+    receive_until(&mut peer, &mut received, responses_and_requests, wait).await;
+    // The notifications that are still on their way.
+    while let Some(line) = peer.recv(Duration::from_millis(150)).await {
+        received.push(match line.raw {
+            Some(text) => Payload::Line(text),
+            None => Payload::Frame(line.frame),
+        });
+    }
     peer.close_stdin().await;
     if peer.wait_exit(Duration::from_secs(10)).await.is_none() {
         failures.push(Failure {
@@ -94,6 +109,46 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
     failures
 }
 
+/// For each client line (by entry index): how many bridge lines to wait for
+/// before sending it: the responses recorded before it to requests already
+/// sent, and the requests of the bridge recorded before it (the client answers
+/// them). Notifications are not waited for, and neither are responses to
+/// requests sent only later: the two recorded directions are timed apart, so a
+/// fast answer (or its progress) can be recorded before its request.
+fn awaitable_counts(recording: &Recording) -> std::collections::HashMap<usize, usize> {
+    let mut sent: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut waits = std::collections::HashMap::new();
+    let mut before: Vec<&Payload> = Vec::new();
+    for (index, entry) in recording.entries.iter().enumerate() {
+        match entry.dir {
+            Dir::S2c => before.push(&entry.payload),
+            Dir::Stderr => {}
+            Dir::C2s => {
+                let count = before
+                    .iter()
+                    .filter(|payload| match payload {
+                        // A response: only when its request went out already.
+                        Payload::Frame(frame) if frame.get("method").is_none() => frame
+                            .get("id")
+                            .is_some_and(|id| !id.is_null() && sent.contains(&id.to_string())),
+                        // A request of the bridge, which the client answers.
+                        Payload::Frame(frame) => frame.get("id").is_some_and(|id| !id.is_null()),
+                        Payload::Line(_) => false,
+                    })
+                    .count();
+                waits.insert(index, count);
+                if let Payload::Frame(frame) = &entry.payload
+                    && frame.get("method").is_some()
+                    && let Some(id) = frame.get("id")
+                {
+                    sent.insert(id.to_string());
+                }
+            }
+        }
+    }
+    waits
+}
+
 async fn receive_until(
     peer: &mut harness_sim::StdioPeer,
     received: &mut Vec<Payload>,
@@ -101,7 +156,15 @@ async fn receive_until(
     wait: Duration,
 ) {
     let deadline = Instant::now() + wait;
-    while received.len() < count {
+    let with_id = |received: &Vec<Payload>| {
+        received
+            .iter()
+            .filter(
+                |p| matches!(p, Payload::Frame(f) if f.get("id").is_some_and(|id| !id.is_null())),
+            )
+            .count()
+    };
+    while with_id(received) < count {
         match recv(peer, deadline).await {
             Some(line) => received.push(match line.raw {
                 Some(text) => Payload::Line(text),
