@@ -362,6 +362,116 @@ async fn ready() -> (Bridge, Upstream) {
     (bridge, upstream)
 }
 
+fn slow_call(id: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"slow","arguments":{"ms":1000}}})
+}
+
+const DUPLICATE: &str =
+    "The request has the id of a request that is still in flight on this connection.";
+
+#[tokio::test(flavor = "current_thread")]
+async fn duplicate_ids_in_flight_get_duplicate_id_and_the_first_request_is_answered_once() {
+    let (mut bridge, mut upstream) = ready().await;
+    bridge.send(slow_call(json!(5))).await;
+    let request = upstream.recv().await;
+    // Every later request with the id 5, forwarded or answered by the bridge, is refused.
+    for method in ["tools/call", "tools/list", "ping", "logging/setLevel"] {
+        let mut duplicate =
+            json!({"jsonrpc":"2.0","id":5,"method":method,"params":{"level":"info"}});
+        if method == "tools/call" {
+            duplicate = slow_call(json!(5));
+        }
+        assert_eq!(
+            bridge.call(duplicate).await,
+            error(json!(5), -32600, DUPLICATE, json!({"cause":"duplicate_id"})),
+            "{method}"
+        );
+    }
+    // The number 5 and the string "5" are different ids.
+    bridge.send(slow_call(json!("5"))).await;
+    let other = upstream.recv().await;
+    upstream
+        .respond(
+            &request,
+            json!({"content":[{"type":"text","text":"first"}]}),
+        )
+        .await;
+    upstream
+        .respond(&other, json!({"content":[{"type":"text","text":"string"}]}))
+        .await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"first"}]}})
+    );
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":"5","result":{"content":[{"type":"text","text":"string"}]}})
+    );
+    // Nothing went upstream for the duplicates, and the id is free again.
+    assert_eq!(upstream.try_recv(Duration::from_millis(20)).await, None);
+    bridge.send(slow_call(json!(5))).await;
+    assert_eq!(upstream.recv().await["method"], "tools/call");
+    bridge.expect_silence(Duration::from_millis(20)).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_with_the_id_of_the_pending_initialize_gets_duplicate_id() {
+    let mut bridge = Bridge::start();
+    bridge.send(vscode_initialize(1)).await;
+    let mut upstream = bridge.upstream().await;
+    let discover = upstream.recv().await;
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+            .await,
+        error(json!(1), -32600, DUPLICATE, json!({"cause":"duplicate_id"}))
+    );
+    upstream
+        .respond(&discover, discover_result(json!({"tools":{}})))
+        .await;
+    let result = bridge.recv().await;
+    assert_eq!(result["id"], 1);
+    assert!(result.get("result").is_some(), "{result}");
+    ping_still_works(&mut bridge, "initialize").await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_with_the_id_of_a_waiting_subscription_change_gets_duplicate_id() {
+    let mut bridge = Bridge::start();
+    let (_, mut upstream) = bridge
+        .initialize(json!({"resources":{"subscribe":true}}))
+        .await;
+    let first = upstream.recv().await;
+    assert_eq!(first["method"], "subscriptions/listen");
+    let ack = |stream: &Value| {
+        json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",
+            "params":{"notifications":stream["params"]["notifications"],
+                "_meta":{"io.modelcontextprotocol/subscriptionId":stream["id"]}}})
+    };
+    upstream.send(ack(&first)).await;
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":"file:///a"}}))
+        .await;
+    let second = upstream.recv().await;
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":9,"method":"resources/unsubscribe","params":{"uri":"file:///a"}}))
+            .await,
+        error(
+            json!(9),
+            -32600,
+            DUPLICATE,
+            json!({"cause":"duplicate_id"})
+        )
+    );
+    upstream.send(ack(&second)).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":9,"result":{}})
+    );
+    ping_still_works(&mut bridge, "the subscription").await;
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn client_ids_that_look_like_the_bridges_own_do_not_mix_with_them() {
     let (mut bridge, mut upstream) = ready().await;

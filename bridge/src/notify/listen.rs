@@ -13,6 +13,7 @@
 use super::events::{notification, stream_notification};
 use crate::rules::capabilities::Declared;
 use crate::wire::error::{BridgeError, Cause};
+use crate::wire::id::IdKey;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -117,6 +118,18 @@ impl Listen {
         }
         self.started = true;
         vec![self.open(next_id(), true, None)]
+    }
+
+    /// Whether the request of VS Code with this id is a change of subscriptions
+    /// that waits for its stream.
+    pub fn has_change_for(&self, key: &IdKey) -> bool {
+        let same = |change: &Change| IdKey::of(&change.client_id).as_ref() == Some(key);
+        self.changes.iter().any(same)
+            || self
+                .opening
+                .as_ref()
+                .and_then(|o| o.change.as_ref())
+                .is_some_and(same)
     }
 
     /// Whether `id` is a stream of this machine that is still open or opening.

@@ -305,6 +305,13 @@ impl Session {
         let Request { id, method, params } = request;
         #[cfg(debug_assertions)]
         test_faults::check(&method);
+        // Whatever the method, a second request with the id of one in flight gets
+        // its own error: VS Code then gets exactly one answer for each request.
+        if self.is_in_flight(&id) {
+            return self
+                .reply_error(id, BridgeError::new(Cause::DuplicateId))
+                .await;
+        }
         match method.as_str() {
             // R2: answered by the bridge itself in every phase.
             "ping" => self.reply(id, Value::Object(Map::new())).await,
@@ -381,6 +388,18 @@ impl Session {
                 self.reply_error(id, error).await;
             }
         }
+    }
+
+    /// Whether a request of VS Code with this id waits for its answer: a forwarded
+    /// request, the initialize of the moment, or a change of subscriptions.
+    fn is_in_flight(&self, id: &Value) -> bool {
+        let key = key_of(id);
+        self.table.client.contains_key(&key)
+            || matches!(&self.phase, Phase::Initializing { client_id, .. } if key_of(client_id) == key)
+            || self
+                .listen
+                .as_ref()
+                .is_some_and(|listen| listen.has_change_for(&key))
     }
 
     fn before_initialize_result(&self) -> bool {
