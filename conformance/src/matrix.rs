@@ -140,6 +140,8 @@ impl Matrix {
         for milestone in &self.milestones {
             out.push_str(&format!("  {milestone:<4}"));
         }
+        let trimmed = out.trim_end().len();
+        out.truncate(trimmed);
         out.push('\n');
         out.push_str(&"-".repeat(id_width + 2 + WIDTH + 6 * self.milestones.len()));
         out.push('\n');
