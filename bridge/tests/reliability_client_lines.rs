@@ -549,6 +549,70 @@ async fn responses_to_requests_the_bridge_never_sent_are_dropped_with_a_debug_li
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_flood_of_cancellations_for_unknown_ids_is_dropped_with_debug_lines() {
+    let (mut bridge, mut upstream) = ready().await;
+    bridge.send(slow_call(json!(1))).await;
+    let request = upstream.recv().await;
+    const FLOOD: usize = 10_000;
+    for n in 0..FLOOD {
+        let id = if n % 2 == 0 {
+            json!(n + 2)
+        } else {
+            json!(format!("b-{n}"))
+        };
+        bridge
+            .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id,"reason":"x"}}))
+            .await;
+    }
+    for params in [json!(null), json!({}), json!({"requestId":{"a":1}})] {
+        bridge
+            .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":params}))
+            .await;
+    }
+    ping_still_works(&mut bridge, "the flood").await;
+    assert_eq!(
+        bridge.logs.count_containing("which is not in flight"),
+        FLOOD
+    );
+    assert_eq!(
+        bridge.logs.count_containing(
+            "mcp-bridge-vscode: bridge: debug: dropped a notifications/cancelled without a valid requestId"
+        ),
+        2
+    );
+    assert!(bridge.logs.has(
+        "mcp-bridge-vscode: bridge: debug: dropped a notifications/cancelled for request 2, which is not in flight"
+    ));
+    // Nothing reached the upstream, and the request in flight is untouched.
+    assert_eq!(upstream.try_recv(Duration::from_millis(20)).await, None);
+    upstream.respond(&request, json!({"content":[]})).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"result":{"content":[]}})
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn notifications_that_are_not_valid_get_no_answer_and_a_debug_line() {
+    let mut bridge = Bridge::start();
+    for line in [
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":null}),
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}),
+        json!({"jsonrpc":"1.0","method":"notifications/initialized"}),
+        json!({"method":"notifications/initialized"}),
+    ] {
+        bridge.send(line).await;
+    }
+    ping_still_works(&mut bridge, "notifications").await;
+    assert_eq!(
+        bridge.logs.count_containing(
+            "mcp-bridge-vscode: bridge: debug: dropped a notification of the client that is not valid JSON-RPC"
+        ),
+        4
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn unknown_notifications_and_blank_lines_get_nothing() {
     let mut bridge = Bridge::start();
     bridge

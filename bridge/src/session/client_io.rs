@@ -1,6 +1,7 @@
 //! The two ends toward VS Code: a task that reads stdin into events and a task that
 //! writes the session's frames to stdout, in the order the session sends them.
 
+use crate::log::BRIDGE;
 use crate::wire::codec::{self, Line, LineReader, ParseFailure};
 use crate::wire::error::Cause;
 use crate::wire::frame::{InvalidKind, Message};
@@ -58,12 +59,16 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
                 drop(bytes);
                 Some(match Message::classify(frame) {
                     Ok(message) => ClientEvent::Message(message),
+                    Err(invalid) if invalid.kind == InvalidKind::Notification => {
+                        tracing::debug!(target: BRIDGE, "dropped a notification of the client that is not valid JSON-RPC");
+                        return None;
+                    }
                     Err(invalid) => ClientEvent::Unusable {
                         recovered_id: invalid.id.clone(),
                         id: invalid.id,
                         cause: match invalid.kind {
                             InvalidKind::Shape => Cause::InvalidRequestShape,
-                            InvalidKind::Params => Cause::InvalidParams,
+                            InvalidKind::Params | InvalidKind::Notification => Cause::InvalidParams,
                         },
                         detail: None,
                     },

@@ -56,6 +56,9 @@ pub enum InvalidKind {
     Shape,
     /// A request whose `params` is not an object.
     Params,
+    /// A notification (a string `method` and no `id`) that is not valid: JSON-RPC
+    /// forbids any answer to a notification, so it is dropped.
+    Notification,
 }
 
 impl Message {
@@ -75,14 +78,20 @@ impl Message {
                 kind,
             })
         };
+        let notification = id.is_none() && object.get("method").is_some_and(Value::is_string);
         if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return invalid(InvalidKind::Shape);
+            return invalid(if notification {
+                InvalidKind::Notification
+            } else {
+                InvalidKind::Shape
+            });
         }
         match object.remove("method") {
             Some(Value::String(method)) => {
                 let params = match object.remove("params") {
                     None => None,
                     Some(Value::Object(params)) => Some(params),
+                    Some(_) if notification => return invalid(InvalidKind::Notification),
                     Some(_) => return invalid(InvalidKind::Params),
                 };
                 match id {
@@ -223,6 +232,21 @@ mod tests {
             ),
             (
                 json!({"jsonrpc":"2.0","result":1}),
+                None,
+                InvalidKind::Shape,
+            ),
+            (
+                json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":null}),
+                None,
+                InvalidKind::Notification,
+            ),
+            (
+                json!({"method":"notifications/initialized"}),
+                None,
+                InvalidKind::Notification,
+            ),
+            (
+                json!({"jsonrpc":"2.0","method":5}),
                 None,
                 InvalidKind::Shape,
             ),
