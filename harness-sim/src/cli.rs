@@ -4,11 +4,13 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] -- <server command...>
 //! harness-sim tap --out FILE -- <server command...>
 //! harness-sim replay FILE -- <server command...>
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--bridge PATH] [--fixture PATH]
 //! ```
 //!
 //! Exit codes: 0 the session ran without a failure; 1 a failure (the opening,
 //! a list, the R6 stop of all tools, or a call without a plain result); 2 the
-//! arguments are not valid.
+//! arguments are not valid. `bench` (see [`crate::bench`]) exits with 0 when
+//! every measurement ran, whether or not the targets are met, and 1 when one failed.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -29,7 +31,10 @@ use crate::report::{CallRecord, Report};
     name = "harness-sim",
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
-                  Other forms:\n  harness-sim tap --out FILE -- <server command...>\n  harness-sim replay FILE -- <server command...>"
+                  Other forms:\n  harness-sim tap --out FILE -- <server command...>\n  harness-sim replay FILE -- <server command...>\n  \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--bridge PATH] [--fixture PATH]\n    \
+                  measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
+                  (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)"
 )]
 struct RunArgs {
     /// The client to simulate.
@@ -105,11 +110,41 @@ struct ReplayArgs {
     command: Vec<String>,
 }
 
+#[derive(Debug, Parser)]
+#[command(
+    name = "harness-sim bench",
+    about = "Measures mcp-bridge-vscode against the physical floor: a 2026-07-28 client talking to bridge-fixture-server directly, in the same run (issue 8).",
+    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6).\n\
+                  Build in release mode first: cargo build --release -p mcp-bridge-vscode -p bridge-fixture-server -p harness-sim\n\
+                  See docs/benchmarks.md."
+)]
+struct BenchArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Fewer calls and one round: a check that the bench runs, not a measurement.
+    #[arg(long)]
+    quick: bool,
+    /// Only these measurements (repeatable or comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "NAME")]
+    only: Vec<String>,
+    /// Rounds of each measurement, direct and bridged alternating (default 3; 1 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=100))]
+    rounds: Option<u16>,
+    /// The bridge executable (default: the workspace's, in the profile of harness-sim).
+    #[arg(long, value_name = "PATH")]
+    bridge: Option<PathBuf>,
+    /// The fixture server executable (default: the workspace's).
+    #[arg(long, value_name = "PATH")]
+    fixture: Option<PathBuf>,
+}
+
 /// Runs the command line `args` (including the program name); returns the exit code.
 pub async fn run(args: Vec<OsString>) -> i32 {
     match args.get(1).and_then(|a| a.to_str()) {
         Some("tap") => run_tap(&args).await,
         Some("replay") => run_replay(&args).await,
+        Some("bench") => run_bench(&args).await,
         Some("script-server") => {
             let paths: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
             crate::script::run_script_server(&paths).await
@@ -172,6 +207,53 @@ async fn run_replay(args: &[OsString]) -> i32 {
         }
         Err(error) => {
             eprintln!("harness-sim replay: {error}");
+            1
+        }
+    }
+}
+
+async fn run_bench(args: &[OsString]) -> i32 {
+    let parsed: BenchArgs = match parse(args.iter().skip(1).cloned()) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let mut only = Vec::new();
+    for name in &parsed.only {
+        match name.parse::<crate::bench::Scenario>() {
+            Ok(scenario) => only.push(scenario),
+            Err(message) => return usage_error(&format!("--only: {message}")),
+        }
+    }
+    let command = std::iter::once("harness-sim".to_owned())
+        .chain(
+            args.iter()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned()),
+        )
+        .collect::<Vec<_>>()
+        .join(" ");
+    let options = crate::bench::Options {
+        quick: parsed.quick,
+        only,
+        rounds: parsed.rounds.map(usize::from),
+        bridge: parsed.bridge,
+        fixture: parsed.fixture,
+        command,
+    };
+    match crate::bench::run_on_own_thread(options).await {
+        Ok(report) => {
+            if parsed.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report.json()).unwrap_or_default()
+                );
+            } else {
+                print!("{}", report.text());
+            }
+            0
+        }
+        Err(error) => {
+            eprintln!("harness-sim bench: {error}");
             1
         }
     }

@@ -22,10 +22,13 @@
 //! - [`tap`]: `harness-sim tap`, a pass-through recorder between a real client and a server.
 //! - [`replay`]: plays the client side of a recording against a server.
 //! - [`script`]: a scripted server that plays the server side of a frame file (tests).
+//! - [`bench`]: `harness-sim bench`, the bridge measured against a client that
+//!   talks to the fixture server directly (issue 8; `docs/benchmarks.md`).
 //! - [`cli`]: the command line of the binary.
 #![forbid(unsafe_code)]
 
 pub mod answers;
+pub mod bench;
 pub mod cli;
 pub mod client;
 pub mod process;

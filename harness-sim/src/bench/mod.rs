@@ -1,0 +1,298 @@
+//! `harness-sim bench`: the bridge against the physical floor (issue 8).
+//!
+//! Every measurement runs twice on the same machine in the same run: **direct**, a
+//! client of revision 2026-07-28 talking to `bridge-fixture-server`, and
+//! **bridged**, a client of revision 2025-11-25 talking to `mcp-bridge-vscode --
+//! bridge-fixture-server`. The table shows both medians and their ratio; on a
+//! shared machine the ratios and the memory figures count, not the absolute times.
+//! The rounds alternate the sides (direct, bridged, bridged, direct, ...) so that a
+//! drift of the machine's load falls on both.
+//!
+//! # Layout
+//! - [`conn`]: a lean pipe to one server process (one reader task, only the ends of
+//!   each line kept); [`scan`]: the id of a line from its first bytes.
+//! - [`frames`]: the pre-serialized frames of both clients; [`session`]: a started
+//!   session on one side.
+//! - [`scenarios`]: one file per measurement of the issue.
+//! - [`stats`], [`proc_mem`] (`/proc/<pid>/status`), [`machine`], [`targets`],
+//!   [`report`]: the figures, the targets and the table.
+
+pub mod conn;
+pub mod frames;
+pub mod machine;
+pub mod proc_mem;
+pub mod report;
+pub mod scan;
+pub mod scenarios;
+pub mod session;
+pub mod stats;
+pub mod targets;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use tokio::time::Instant;
+
+pub use frames::Side;
+pub use report::{Report, Row};
+
+/// Why a bench run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The executables or a process could not be started.
+    #[error("setup: {0}")]
+    Setup(String),
+    /// A pipe or `/proc` failed.
+    #[error("i/o: {0}")]
+    Io(String),
+    /// The server closed its stdout (or stdin is closed).
+    #[error("the server closed the connection")]
+    Closed,
+    /// No answer in time.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// An answer that is not the expected one.
+    #[error("unexpected answer: {0}")]
+    Server(String),
+}
+
+/// One measurement of the issue; `--only` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scenario {
+    /// 1: sequential small echo calls, p50 and p99.
+    Latency,
+    /// 2: echo calls with 32 in flight, calls per second.
+    Throughput,
+    /// 3: echo of 1 MiB, 16 MiB and 64 MiB texts: time and peak memory.
+    Large,
+    /// 4: tools/list of 10,000 tools across all pages.
+    List,
+    /// 5 and 7: from the process start to the opening result, and the idle memory.
+    Start,
+    /// 6: from the end of stdin to the exit, idle and with 32 calls in flight.
+    Stop,
+}
+
+impl Scenario {
+    /// Every scenario, in the order of the issue.
+    pub const ALL: [Scenario; 6] = [
+        Scenario::Latency,
+        Scenario::Throughput,
+        Scenario::Large,
+        Scenario::List,
+        Scenario::Start,
+        Scenario::Stop,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Latency => "latency",
+            Scenario::Throughput => "throughput",
+            Scenario::Large => "large",
+            Scenario::List => "list",
+            Scenario::Start => "start",
+            Scenario::Stop => "stop",
+        }
+    }
+}
+
+impl FromStr for Scenario {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|scenario| scenario.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|s| s.name()).collect();
+                format!(
+                    "unknown measurement {s:?}; the measurements are {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// What `harness-sim bench` was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Fewer calls and rounds: a check that the bench works, not a measurement.
+    pub quick: bool,
+    /// Only these measurements (all when empty).
+    pub only: Vec<Scenario>,
+    /// Rounds of each measurement (default 3, `--quick` 1).
+    pub rounds: Option<usize>,
+    /// The bridge executable (default: the workspace's, built when missing).
+    pub bridge: Option<PathBuf>,
+    /// The fixture server executable (default: the workspace's).
+    pub fixture: Option<PathBuf>,
+    /// The command line, for the report.
+    pub command: String,
+}
+
+/// What every measurement needs: the executables and the sizes of the run.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    pub bridge: PathBuf,
+    pub fixture: PathBuf,
+    pub rounds: usize,
+    pub quick: bool,
+}
+
+impl Ctx {
+    /// The command of a server on `side`, with `fixture_args` for the fixture.
+    pub fn argv(&self, side: Side, fixture_args: &[&str]) -> Vec<OsString> {
+        let mut argv = Vec::new();
+        if side == Side::Bridged {
+            argv.push(self.bridge.clone().into_os_string());
+            argv.push("--".into());
+        }
+        argv.push(self.fixture.clone().into_os_string());
+        argv.extend(fixture_args.iter().map(OsString::from));
+        argv
+    }
+
+    /// `full`, or `quick` with `--quick`.
+    pub fn count(&self, full: usize, quick: usize) -> usize {
+        if self.quick { quick } else { full }
+    }
+
+    /// A progress line on stderr (stdout holds only the report).
+    pub fn progress(&self, line: &str) {
+        eprintln!("bench: {line}");
+    }
+}
+
+/// The sides of `rounds` rounds: direct first in even rounds, bridged first in odd
+/// ones (ABBA), so that a linear drift of the machine cancels out.
+pub fn order(rounds: usize) -> Vec<Side> {
+    (0..rounds)
+        .flat_map(|round| {
+            if round % 2 == 0 {
+                [Side::Direct, Side::Bridged]
+            } else {
+                [Side::Bridged, Side::Direct]
+            }
+        })
+        .collect()
+}
+
+/// Finds the executables: the options' paths, else the workspace's in the profile
+/// of this executable (built when missing).
+pub fn executables(options: &Options) -> Result<(PathBuf, PathBuf), BenchError> {
+    let find = |given: &Option<PathBuf>, package: &str, bin: &str| match given {
+        Some(path) => Ok(path.clone()),
+        None => {
+            workspace_bin::path(package, bin).map_err(|error| BenchError::Setup(error.to_string()))
+        }
+    };
+    Ok((
+        find(&options.bridge, "mcp-bridge-vscode", "mcp-bridge-vscode")?,
+        find(
+            &options.fixture,
+            "bridge-fixture-server",
+            "bridge-fixture-server",
+        )?,
+    ))
+}
+
+/// Runs the measurements of `options` and returns the report.
+pub async fn run(options: &Options) -> Result<Report, BenchError> {
+    let started = Instant::now();
+    let machine = machine::Machine::now();
+    let load_before = machine::load();
+    let (bridge, fixture) = executables(options)?;
+    let ctx = Ctx {
+        bridge,
+        fixture,
+        rounds: options
+            .rounds
+            .unwrap_or(if options.quick { 1 } else { 3 })
+            .max(1),
+        quick: options.quick,
+    };
+    let mut rows = Vec::new();
+    let mut notes = vec![
+        "direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned(),
+    ];
+    for scenario in Scenario::ALL {
+        if !options.only.is_empty() && !options.only.contains(&scenario) {
+            continue;
+        }
+        let (mut new_rows, mut new_notes) = scenarios::measure(&ctx, scenario).await?;
+        rows.append(&mut new_rows);
+        notes.append(&mut new_notes);
+    }
+    Ok(Report {
+        machine,
+        command: options.command.clone(),
+        bridge: ctx.bridge.display().to_string(),
+        fixture: ctx.fixture.display().to_string(),
+        rounds: ctx.rounds,
+        quick: ctx.quick,
+        load_before,
+        load_after: machine::load(),
+        seconds: started.elapsed().as_secs_f64(),
+        rows,
+        notes,
+    })
+}
+
+/// Runs [`run`] on a thread of its own with a single-threaded runtime: the client
+/// side of a measurement then takes one core at most and never wakes another
+/// thread, which leaves the most of the machine to the servers it measures.
+pub async fn run_on_own_thread(options: Options) -> Result<Report, BenchError> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let result = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| BenchError::Setup(format!("the runtime: {error}")))
+            .and_then(|runtime| runtime.block_on(run(&options)));
+        let _ = sender.send(result);
+    });
+    receiver
+        .await
+        .map_err(|_| BenchError::Setup("the bench thread stopped".into()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_alternate_the_sides() {
+        use Side::{Bridged as B, Direct as D};
+        assert_eq!(order(1), vec![D, B]);
+        assert_eq!(order(3), vec![D, B, B, D, D, B]);
+    }
+
+    #[test]
+    fn scenario_names_round_trip() {
+        for scenario in Scenario::ALL {
+            assert_eq!(scenario.name().parse::<Scenario>(), Ok(scenario));
+        }
+        assert!(
+            "memory"
+                .parse::<Scenario>()
+                .unwrap_err()
+                .contains("latency")
+        );
+    }
+
+    #[test]
+    fn the_bridged_command_puts_the_fixture_after_two_dashes() {
+        let ctx = Ctx {
+            bridge: "/b".into(),
+            fixture: "/f".into(),
+            rounds: 1,
+            quick: true,
+        };
+        assert_eq!(
+            ctx.argv(Side::Bridged, &["--many-tools", "5"]),
+            ["/b", "--", "/f", "--many-tools", "5"].map(OsString::from)
+        );
+        assert_eq!(ctx.argv(Side::Direct, &[]), [OsString::from("/f")]);
+    }
+}

@@ -1,0 +1,350 @@
+//! The rows of a bench run, the readable table and the JSON form.
+
+use serde::Serialize;
+
+use super::frames::Side;
+use super::machine::Machine;
+use super::stats::median;
+use super::targets::Target;
+
+/// The unit of a row's figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    Seconds,
+    Bytes,
+    PerSecond,
+}
+
+impl Unit {
+    /// A figure as text.
+    pub fn format(self, value: f64) -> String {
+        match self {
+            Unit::Seconds if value.abs() < 1e-3 => {
+                let micros = value * 1e6;
+                if micros.abs() >= 100.0 {
+                    format!("{micros:.0} µs")
+                } else {
+                    format!("{micros:.1} µs")
+                }
+            }
+            Unit::Seconds if value.abs() < 10.0 => {
+                let millis = value * 1e3;
+                if millis.abs() >= 10.0 {
+                    format!("{millis:.1} ms")
+                } else {
+                    format!("{millis:.2} ms")
+                }
+            }
+            Unit::Seconds => format!("{value:.2} s"),
+            Unit::Bytes => format!("{:.1} MiB", value / MIB),
+            Unit::PerSecond => format!("{}/s", thousands(value.round() as u64)),
+        }
+    }
+}
+
+/// A mebibyte as a float.
+pub const MIB: f64 = 1024.0 * 1024.0;
+
+fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// What the ratio of a row compares the bridged figure with.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "of", rename_all = "snake_case")]
+pub enum RatioOf {
+    /// bridged / direct.
+    Direct,
+    /// bridged / the size of the message (memory rows).
+    Message { bytes: f64 },
+    /// No ratio.
+    None,
+}
+
+/// The samples of both sides (one per round, or per call).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Pair {
+    pub direct: Vec<f64>,
+    pub bridged: Vec<f64>,
+}
+
+impl Pair {
+    pub fn push(&mut self, side: Side, value: f64) {
+        match side {
+            Side::Direct => self.direct.push(value),
+            Side::Bridged => self.bridged.push(value),
+        }
+    }
+}
+
+/// One line of the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// A stable name for machines, e.g. `latency.p50`.
+    pub key: String,
+    /// The text of the first column.
+    pub label: String,
+    pub unit: Unit,
+    /// The median of the direct samples.
+    pub direct: Option<f64>,
+    /// The median of the bridged samples.
+    pub bridged: Option<f64>,
+    pub ratio_of: RatioOf,
+    pub ratio: Option<f64>,
+    pub target: Option<Target>,
+    pub met: Option<bool>,
+    pub samples: Pair,
+}
+
+impl Row {
+    /// A row of the medians of `samples`.
+    pub fn new(key: &str, label: &str, unit: Unit, samples: Pair) -> Self {
+        let direct = median(&samples.direct);
+        let bridged = median(&samples.bridged);
+        Self {
+            key: key.into(),
+            label: label.into(),
+            unit,
+            direct,
+            bridged,
+            ratio_of: RatioOf::Direct,
+            ratio: direct.zip(bridged).map(|(d, b)| b / d),
+            target: None,
+            met: None,
+            samples,
+        }
+    }
+
+    /// The ratio against a message of `bytes` instead of the direct figure.
+    pub fn per_message(mut self, bytes: f64) -> Self {
+        self.ratio_of = RatioOf::Message { bytes };
+        self.ratio = self.bridged.map(|b| b / bytes);
+        self
+    }
+
+    /// No ratio (figures that do not compare).
+    pub fn without_ratio(mut self) -> Self {
+        self.ratio_of = RatioOf::None;
+        self.ratio = None;
+        self
+    }
+
+    /// The target of the row, and whether the bridged figure meets it.
+    pub fn with_target(mut self, target: Target) -> Self {
+        self.met = self.bridged.and_then(|b| target.met(self.direct, b));
+        self.target = Some(target);
+        self
+    }
+
+    fn cells(&self) -> [String; 6] {
+        let figure = |value: Option<f64>| value.map_or_else(|| "-".into(), |v| self.unit.format(v));
+        let ratio = match (self.ratio, self.ratio_of) {
+            (Some(r), RatioOf::Message { .. }) => format!("{r:.2}× msg"),
+            (Some(r), _) => format!("{r:.2}"),
+            (None, _) => "-".into(),
+        };
+        let target = self
+            .target
+            .map_or_else(|| "-".into(), |t| t.describe(|v| self.unit.format(v)));
+        let met = match self.met {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        [
+            self.label.clone(),
+            figure(self.direct),
+            figure(self.bridged),
+            ratio,
+            target,
+            met.into(),
+        ]
+    }
+}
+
+/// The result of a bench run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub machine: Machine,
+    /// The command line of the run.
+    pub command: String,
+    pub bridge: String,
+    pub fixture: String,
+    /// Rounds of each measurement (direct and bridged alternate: ABBA...).
+    pub rounds: usize,
+    pub quick: bool,
+    /// `/proc/loadavg` before and after the run.
+    pub load_before: String,
+    pub load_after: String,
+    /// The duration of the run in seconds.
+    pub seconds: f64,
+    pub rows: Vec<Row>,
+    /// How each figure was measured, and what a row needs to be read right.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The readable form: a header, the table and the notes.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let m = &self.machine;
+        out.push_str(&format!(
+            "harness-sim bench, {}: {} cores ({}), {:.1} GiB, Linux {}\n",
+            m.date,
+            m.cores,
+            m.cpu,
+            m.memory_bytes as f64 / (1024.0 * MIB),
+            m.kernel
+        ));
+        out.push_str(&format!("command: {}\n", self.command));
+        out.push_str(&format!(
+            "bridge:  {}\nfixture: {}\n",
+            self.bridge, self.fixture
+        ));
+        out.push_str(&format!(
+            "load average (1, 5, 15 min): {} before, {} after; {} rounds{}, {:.0} s\n\n",
+            self.load_before,
+            self.load_after,
+            self.rounds,
+            if self.quick { " (--quick)" } else { "" },
+            self.seconds
+        ));
+        out.push_str(&table(&self.rows));
+        let with_target: Vec<&Row> = self.rows.iter().filter(|r| r.met.is_some()).collect();
+        let met = with_target.iter().filter(|r| r.met == Some(true)).count();
+        out.push_str(&format!("\ntargets met: {met} of {}\n", with_target.len()));
+        for note in &self.notes {
+            out.push_str(&format!("- {note}\n"));
+        }
+        out
+    }
+
+    /// The JSON form.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// The table of `rows` with aligned columns.
+pub fn table(rows: &[Row]) -> String {
+    const HEADER: [&str; 6] = ["measure", "direct", "bridged", "ratio", "target", "met"];
+    let cells: Vec<[String; 6]> = rows.iter().map(Row::cells).collect();
+    let mut widths = HEADER.map(|h| h.chars().count());
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let mut out = String::new();
+        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            let pad = width - cell.chars().count();
+            if i == 0 || i >= 4 {
+                out.push_str(cell);
+                out.push_str(&" ".repeat(pad));
+            } else {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(cell);
+            }
+            out.push_str("  ");
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(HEADER);
+    for row in &cells {
+        out.push_str(&line(row.each_ref().map(String::as_str)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(direct: &[f64], bridged: &[f64]) -> Pair {
+        Pair {
+            direct: direct.to_vec(),
+            bridged: bridged.to_vec(),
+        }
+    }
+
+    #[test]
+    fn units_format_for_people() {
+        assert_eq!(Unit::Seconds.format(42.34e-6), "42.3 µs");
+        assert_eq!(Unit::Seconds.format(420.4e-6), "420 µs");
+        assert_eq!(Unit::Seconds.format(4.2e-3), "4.20 ms");
+        assert_eq!(Unit::Seconds.format(0.5123), "512.3 ms");
+        assert_eq!(Unit::Seconds.format(12.0), "12.00 s");
+        assert_eq!(Unit::Bytes.format(3.0 * MIB), "3.0 MiB");
+        assert_eq!(Unit::PerSecond.format(1_234_567.4), "1,234,567/s");
+        assert_eq!(Unit::PerSecond.format(999.0), "999/s");
+    }
+
+    #[test]
+    fn rows_take_medians_ratios_and_targets() {
+        let row = Row::new(
+            "latency.p50",
+            "small echo p50",
+            Unit::Seconds,
+            pair(&[50e-6, 40e-6, 60e-6], &[70e-6, 90e-6, 80e-6]),
+        )
+        .with_target(Target::RatioAndAbove {
+            ratio: 1.5,
+            above: 100e-6,
+        });
+        assert_eq!(row.direct, Some(50e-6));
+        assert_eq!(row.bridged, Some(80e-6));
+        assert!((row.ratio.unwrap() - 1.6).abs() < 1e-9);
+        assert_eq!(row.met, Some(false));
+
+        let memory = Row::new("m", "peak", Unit::Bytes, pair(&[], &[128.0 * MIB]))
+            .per_message(64.0 * MIB)
+            .with_target(Target::TimesMessage {
+                times: 3.0,
+                message: 64.0 * MIB,
+            });
+        assert_eq!(memory.ratio, Some(2.0));
+        assert_eq!(memory.met, Some(true));
+        assert_eq!(memory.cells()[3], "2.00× msg");
+    }
+
+    #[test]
+    fn the_table_aligns_its_columns() {
+        let rows = vec![
+            Row::new(
+                "a",
+                "small echo p50",
+                Unit::Seconds,
+                pair(&[50e-6], &[80e-6]),
+            )
+            .with_target(Target::RatioAtMost { ratio: 1.5 }),
+            Row::new("b", "idle RSS", Unit::Bytes, pair(&[], &[6.0 * MIB]))
+                .without_ratio()
+                .with_target(Target::AtMost { limit: 10.0 * MIB }),
+        ];
+        let text = table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("measure"));
+        assert!(
+            lines[1].contains("50.0 µs") && lines[1].contains("1.60") && lines[1].ends_with("NO")
+        );
+        assert!(lines[2].contains("6.0 MiB") && lines[2].ends_with("yes"));
+        // Right-aligned figures end in the same column.
+        let end = |line: &str, cell: &str| {
+            let at = line.find(cell).unwrap() + cell.len();
+            line[..at].chars().count()
+        };
+        assert_eq!(end(lines[0], "bridged"), end(lines[1], "80.0 µs"));
+        assert_eq!(end(lines[0], "bridged"), end(lines[2], "6.0 MiB"));
+    }
+}
