@@ -105,7 +105,7 @@ pub struct Step {
 pub enum StepKind {
     /// Write a frame to the bridge's stdin (`$ref:` values substituted).
     Send(Value),
-    /// Write a line as it is.
+    /// Write a line as it is (`${NAME}` becomes the JSON of a capture).
     SendRaw(String),
     /// Write a frame of the header's client profile: `initialize`, `discover` or `initialized`.
     SendProfile {
@@ -133,14 +133,12 @@ pub enum StepKind {
     UpstreamExpectEof,
     /// The scripted upstream writes a frame to the bridge.
     UpstreamSend(Value),
-    /// The scripted upstream writes a line as it is.
+    /// The scripted upstream writes a line as it is (`${NAME}` becomes the JSON of a capture).
     UpstreamRaw(String),
     /// The scripted upstream writes a line to its stderr (the bridge's stderr).
     UpstreamStderr(String),
     /// The scripted upstream process exits with this code.
     UpstreamExit(i32),
-    /// The scripted upstream closes its stdout and keeps running.
-    UpstreamCloseStdout,
     /// A stderr line equal to this comes (after the last matched stderr line).
     ExpectStderr(String),
     /// A stderr line that the regex matches comes (after the last matched one).
@@ -469,7 +467,6 @@ fn parse_step(
                 .and_then(|c| i32::try_from(c).ok())
                 .ok_or("upstream_exit is an exit code")?,
         ))?,
-        "upstream_close_stdout" => scripted(StepKind::UpstreamCloseStdout)?,
         "expect_stderr" => StepKind::ExpectStderr(text_of(&value)?),
         "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
         "expect_no_stderr_match" => StepKind::ExpectNoStderrMatch(regex_of(&value)?),

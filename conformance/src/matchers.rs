@@ -412,6 +412,29 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
     })
 }
 
+/// A raw line to send: each `${NAME}` becomes the JSON text of the value
+/// captured as NAME.
+pub fn substitute_text(text: &str, captures: &Captures) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        let value = captures
+            .get(name)
+            .ok_or_else(|| format!("nothing was captured as {name}"))?;
+        out.push_str(&value.to_string());
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,5 +561,13 @@ mod tests {
             json!({"id": 3, "x": "$y", "z": "$any"})
         );
         assert!(substitute(&json!("$ref:none"), &captures).is_err());
+        assert_eq!(
+            substitute_text("{\"id\":${up},\"x\":\"${none\"}", &captures),
+            Err("nothing was captured as none\"".into())
+        );
+        assert_eq!(
+            substitute_text("{\"id\":${up}}", &captures).unwrap(),
+            "{\"id\":3}"
+        );
     }
 }

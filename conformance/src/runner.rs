@@ -188,7 +188,8 @@ impl<'a> Run<'a> {
                 self.send(&frame).await.map_err(fail)
             }
             StepKind::SendRaw(text) => {
-                let mut bytes = text.clone().into_bytes();
+                let text = matchers::substitute_text(text, &self.captures).map_err(fail)?;
+                let mut bytes = text.into_bytes();
                 bytes.push(b'\n');
                 let peer = self.peer().map_err(fail)?;
                 peer.send_raw(&bytes)
@@ -264,21 +265,20 @@ impl<'a> Run<'a> {
                     .await
                     .map_err(fail)
             }
-            StepKind::UpstreamRaw(text) => self
-                .hub()
-                .map_err(fail)?
-                .send_line(text)
-                .await
-                .map_err(fail),
+            StepKind::UpstreamRaw(text) => {
+                let text = matchers::substitute_text(text, &self.captures).map_err(fail)?;
+                self.hub()
+                    .map_err(fail)?
+                    .send_line(&text)
+                    .await
+                    .map_err(fail)
+            }
             StepKind::UpstreamStderr(text) => {
                 self.injected_stderr.push(text.clone());
                 self.hub().map_err(fail)?.stderr(text).await.map_err(fail)
             }
             StepKind::UpstreamExit(code) => {
                 self.hub().map_err(fail)?.exit(*code).await.map_err(fail)
-            }
-            StepKind::UpstreamCloseStdout => {
-                Err(fail("upstream_close_stdout is not supported yet".into()))
             }
             StepKind::ExpectStderr(text) => {
                 let text = text.clone();
