@@ -4,7 +4,8 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] -- <server command...>
 //! harness-sim tap --out FILE -- <server command...>
 //! harness-sim replay FILE -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--bridge PATH] [--fixture PATH]
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]
+//! harness-sim relay -- <server command...>
 //! ```
 //!
 //! Exit codes: 0 the session ran without a failure; 1 a failure (the opening,
@@ -32,7 +33,7 @@ use crate::report::{CallRecord, Report};
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE -- <server command...>\n  harness-sim replay FILE -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--bridge PATH] [--fixture PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)"
 )]
@@ -128,9 +129,13 @@ struct BenchArgs {
     /// Only these measurements (repeatable or comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "NAME")]
     only: Vec<String>,
-    /// Rounds of each measurement, direct and bridged alternating (default 3; 1 with --quick).
+    /// Rounds of each measurement, direct and bridged alternating (default 5; 1 with --quick).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=100))]
     rounds: Option<u16>,
+    /// Also run every measurement through `harness-sim relay`, a process that only
+    /// passes bytes through: the floor of one more process on the path.
+    #[arg(long)]
+    floor: bool,
     /// The bridge executable (default: the workspace's, in the profile of harness-sim).
     #[arg(long, value_name = "PATH")]
     bridge: Option<PathBuf>,
@@ -145,6 +150,15 @@ pub async fn run(args: Vec<OsString>) -> i32 {
         Some("tap") => run_tap(&args).await,
         Some("replay") => run_replay(&args).await,
         Some("bench") => run_bench(&args).await,
+        Some("relay") => {
+            let command: Vec<String> = args
+                .iter()
+                .skip(2)
+                .skip_while(|a| *a == "--")
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            crate::bench::relay::run(&command)
+        }
         Some("script-server") => {
             let paths: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
             crate::script::run_script_server(&paths).await
@@ -238,6 +252,7 @@ async fn run_bench(args: &[OsString]) -> i32 {
         rounds: parsed.rounds.map(usize::from),
         bridge: parsed.bridge,
         fixture: parsed.fixture,
+        floor: parsed.floor,
         command,
     };
     match crate::bench::run_on_own_thread(options).await {

@@ -22,6 +22,9 @@ pub enum Side {
     Direct,
     /// A 2025-11-25 client talking to the bridge in front of the fixture server.
     Bridged,
+    /// The direct client through `harness-sim relay`, a process that passes bytes
+    /// through unchanged: the floor of one more process on the path (`--floor`).
+    Relay,
 }
 
 impl Side {
@@ -29,7 +32,13 @@ impl Side {
         match self {
             Side::Direct => "direct",
             Side::Bridged => "bridged",
+            Side::Relay => "relay",
         }
+    }
+
+    /// Whether the client speaks 2026-07-28 (to the fixture, maybe through the relay).
+    pub fn modern(self) -> bool {
+        self != Side::Bridged
     }
 }
 
@@ -143,36 +152,35 @@ impl Frames {
 
     /// The opening request (id 0): `server/discover` or `initialize`.
     pub fn opening(&self) -> Vec<u8> {
-        let request = match self.side {
-            Side::Direct => PROFILE.discover_request(),
-            Side::Bridged => Some(PROFILE.initialize_request(0)),
+        let request = if self.side.modern() {
+            PROFILE.discover_request()
+        } else {
+            Some(PROFILE.initialize_request(0))
         };
         line_of(&request.unwrap_or(Value::Null))
     }
 
     /// What follows the opening result: `notifications/initialized` on the bridged side.
     pub fn after_opening(&self) -> Option<Vec<u8>> {
-        match self.side {
-            Side::Direct => None,
-            Side::Bridged => Some(line_of(&frames::notification(
+        (!self.side.modern()).then(|| {
+            line_of(&frames::notification(
                 Harness::Copilot,
                 "notifications/initialized",
                 None,
-            ))),
-        }
+            ))
+        })
     }
 
     /// `_meta` of a request with the progress token `token`.
     fn meta(&self, token: Value) -> Value {
-        match self.side {
-            Side::Direct => {
-                let mut meta = self.modern_meta.clone();
-                if let Some(map) = meta.as_object_mut() {
-                    map.insert("progressToken".into(), token);
-                }
-                meta
+        if self.side.modern() {
+            let mut meta = self.modern_meta.clone();
+            if let Some(map) = meta.as_object_mut() {
+                map.insert("progressToken".into(), token);
             }
-            Side::Bridged => json!({"progressToken": token}),
+            meta
+        } else {
+            json!({"progressToken": token})
         }
     }
 

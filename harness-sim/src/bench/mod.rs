@@ -16,11 +16,15 @@
 //! - [`scenarios`]: one file per measurement of the issue.
 //! - [`stats`], [`proc_mem`] (`/proc/<pid>/status`), [`machine`], [`targets`],
 //!   [`report`]: the figures, the targets and the table.
+//! - [`relay`]: `harness-sim relay`, a process that only passes bytes through:
+//!   with `--floor` every measurement also runs through it, to show the floor of
+//!   one more process on the path.
 
 pub mod conn;
 pub mod frames;
 pub mod machine;
 pub mod proc_mem;
+pub mod relay;
 pub mod report;
 pub mod scan;
 pub mod scenarios;
@@ -121,12 +125,14 @@ pub struct Options {
     pub quick: bool,
     /// Only these measurements (all when empty).
     pub only: Vec<Scenario>,
-    /// Rounds of each measurement (default 3, `--quick` 1).
+    /// Rounds of each measurement (default 5, `--quick` 1).
     pub rounds: Option<usize>,
     /// The bridge executable (default: the workspace's, built when missing).
     pub bridge: Option<PathBuf>,
     /// The fixture server executable (default: the workspace's).
     pub fixture: Option<PathBuf>,
+    /// Also measure through `harness-sim relay` (the floor of one more process).
+    pub floor: bool,
     /// The command line, for the report.
     pub command: String,
 }
@@ -136,17 +142,28 @@ pub struct Options {
 pub struct Ctx {
     pub bridge: PathBuf,
     pub fixture: PathBuf,
+    /// This executable, for `harness-sim relay` (with `floor`).
+    pub relay: PathBuf,
     pub rounds: usize,
     pub quick: bool,
+    pub floor: bool,
 }
 
 impl Ctx {
     /// The command of a server on `side`, with `fixture_args` for the fixture.
     pub fn argv(&self, side: Side, fixture_args: &[&str]) -> Vec<OsString> {
         let mut argv = Vec::new();
-        if side == Side::Bridged {
-            argv.push(self.bridge.clone().into_os_string());
-            argv.push("--".into());
+        match side {
+            Side::Direct => {}
+            Side::Bridged => {
+                argv.push(self.bridge.clone().into_os_string());
+                argv.push("--".into());
+            }
+            Side::Relay => {
+                argv.push(self.relay.clone().into_os_string());
+                argv.push("relay".into());
+                argv.push("--".into());
+            }
         }
         argv.push(self.fixture.clone().into_os_string());
         argv.extend(fixture_args.iter().map(OsString::from));
@@ -162,18 +179,29 @@ impl Ctx {
     pub fn progress(&self, line: &str) {
         eprintln!("bench: {line}");
     }
+
+    /// The sides of `rounds` rounds (see [`order`]).
+    pub fn order(&self, rounds: usize) -> Vec<Side> {
+        order(rounds, self.floor)
+    }
 }
 
 /// The sides of `rounds` rounds: direct first in even rounds, bridged first in odd
-/// ones (ABBA), so that a linear drift of the machine cancels out.
-pub fn order(rounds: usize) -> Vec<Side> {
+/// ones (ABBA), so that a linear drift of the machine cancels out. With `floor` the
+/// relay runs between them.
+pub fn order(rounds: usize, floor: bool) -> Vec<Side> {
+    let mut forward = vec![Side::Direct];
+    if floor {
+        forward.push(Side::Relay);
+    }
+    forward.push(Side::Bridged);
     (0..rounds)
         .flat_map(|round| {
-            if round % 2 == 0 {
-                [Side::Direct, Side::Bridged]
-            } else {
-                [Side::Bridged, Side::Direct]
+            let mut sides = forward.clone();
+            if round % 2 == 1 {
+                sides.reverse();
             }
+            sides
         })
         .collect()
 }
@@ -203,12 +231,16 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
     let machine = machine::Machine::now();
     let load_before = machine::load();
     let (bridge, fixture) = executables(options)?;
+    let relay = std::env::current_exe()
+        .map_err(|error| BenchError::Setup(format!("the path of harness-sim: {error}")))?;
     let ctx = Ctx {
         bridge,
         fixture,
+        relay,
+        floor: options.floor,
         rounds: options
             .rounds
-            .unwrap_or(if options.quick { 1 } else { 3 })
+            .unwrap_or(if options.quick { 1 } else { 5 })
             .max(1),
         quick: options.quick,
     };
@@ -263,9 +295,10 @@ mod tests {
 
     #[test]
     fn rounds_alternate_the_sides() {
-        use Side::{Bridged as B, Direct as D};
-        assert_eq!(order(1), vec![D, B]);
-        assert_eq!(order(3), vec![D, B, B, D, D, B]);
+        use Side::{Bridged as B, Direct as D, Relay as R};
+        assert_eq!(order(1, false), vec![D, B]);
+        assert_eq!(order(3, false), vec![D, B, B, D, D, B]);
+        assert_eq!(order(2, true), vec![D, R, B, B, R, D]);
     }
 
     #[test]
@@ -286,13 +319,19 @@ mod tests {
         let ctx = Ctx {
             bridge: "/b".into(),
             fixture: "/f".into(),
+            relay: "/h".into(),
             rounds: 1,
             quick: true,
+            floor: true,
         };
         assert_eq!(
             ctx.argv(Side::Bridged, &["--many-tools", "5"]),
             ["/b", "--", "/f", "--many-tools", "5"].map(OsString::from)
         );
         assert_eq!(ctx.argv(Side::Direct, &[]), [OsString::from("/f")]);
+        assert_eq!(
+            ctx.argv(Side::Relay, &[]),
+            ["/h", "relay", "--", "/f"].map(OsString::from)
+        );
     }
 }

@@ -70,11 +70,13 @@ pub enum RatioOf {
     None,
 }
 
-/// The samples of both sides (one per round, or per call).
+/// The samples of both sides (one per round, or per call), and of the relay with `--floor`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Pair {
     pub direct: Vec<f64>,
     pub bridged: Vec<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relay: Vec<f64>,
 }
 
 impl Pair {
@@ -82,6 +84,7 @@ impl Pair {
         match side {
             Side::Direct => self.direct.push(value),
             Side::Bridged => self.bridged.push(value),
+            Side::Relay => self.relay.push(value),
         }
     }
 }
@@ -98,6 +101,9 @@ pub struct Row {
     pub direct: Option<f64>,
     /// The median of the bridged samples.
     pub bridged: Option<f64>,
+    /// The median of the relay samples (`--floor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<f64>,
     pub ratio_of: RatioOf,
     pub ratio: Option<f64>,
     pub target: Option<Target>,
@@ -110,12 +116,14 @@ impl Row {
     pub fn new(key: &str, label: &str, unit: Unit, samples: Pair) -> Self {
         let direct = median(&samples.direct);
         let bridged = median(&samples.bridged);
+        let relay = median(&samples.relay);
         Self {
             key: key.into(),
             label: label.into(),
             unit,
             direct,
             bridged,
+            relay,
             ratio_of: RatioOf::Direct,
             ratio: direct.zip(bridged).map(|(d, b)| b / d),
             target: None,
@@ -145,7 +153,8 @@ impl Row {
         self
     }
 
-    fn cells(&self) -> [String; 6] {
+    /// The cells of the row; with `floor`, the relay's figure and its ratio too.
+    fn cells(&self, floor: bool) -> Vec<String> {
         let figure = |value: Option<f64>| value.map_or_else(|| "-".into(), |v| self.unit.format(v));
         let ratio = match (self.ratio, self.ratio_of) {
             (Some(r), RatioOf::Message { .. }) => format!("{r:.2}× msg"),
@@ -160,14 +169,22 @@ impl Row {
             Some(false) => "NO",
             None => "-",
         };
-        [
-            self.label.clone(),
-            figure(self.direct),
-            figure(self.bridged),
-            ratio,
-            target,
-            met.into(),
-        ]
+        let mut cells = vec![self.label.clone(), figure(self.direct)];
+        if floor {
+            cells.push(figure(self.relay));
+        }
+        cells.push(figure(self.bridged));
+        cells.push(ratio);
+        if floor {
+            let relay_ratio = match (self.relay, self.direct, self.ratio_of) {
+                (Some(r), Some(d), RatioOf::Direct) => format!("{:.2}", r / d),
+                _ => "-".into(),
+            };
+            cells.push(relay_ratio);
+        }
+        cells.push(target);
+        cells.push(met.into());
+        cells
     }
 }
 
@@ -234,21 +251,31 @@ impl Report {
     }
 }
 
-/// The table of `rows` with aligned columns.
+/// The table of `rows` with aligned columns; with a relay figure in any row, the
+/// relay's column and its ratio to direct (`floor`) too.
 pub fn table(rows: &[Row]) -> String {
-    const HEADER: [&str; 6] = ["measure", "direct", "bridged", "ratio", "target", "met"];
-    let cells: Vec<[String; 6]> = rows.iter().map(Row::cells).collect();
-    let mut widths = HEADER.map(|h| h.chars().count());
+    let floor = rows.iter().any(|row| row.relay.is_some());
+    let header: Vec<&str> = if floor {
+        vec![
+            "measure", "direct", "relay", "bridged", "ratio", "floor", "target", "met",
+        ]
+    } else {
+        vec!["measure", "direct", "bridged", "ratio", "target", "met"]
+    };
+    // The figures and ratios are right-aligned, the rest left-aligned.
+    let right = |i: usize| i > 0 && i < header.len() - 2;
+    let cells: Vec<Vec<String>> = rows.iter().map(|row| row.cells(floor)).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &cells {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: [&str; 6]| {
+    let line = |cells: &[&str]| {
         let mut out = String::new();
-        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        for (i, (cell, width)) in cells.iter().zip(&widths).enumerate() {
             let pad = width - cell.chars().count();
-            if i == 0 || i >= 4 {
+            if !right(i) {
                 out.push_str(cell);
                 out.push_str(&" ".repeat(pad));
             } else {
@@ -259,9 +286,10 @@ pub fn table(rows: &[Row]) -> String {
         }
         out.trim_end().to_owned() + "\n"
     };
-    let mut out = line(HEADER);
+    let mut out = line(&header);
     for row in &cells {
-        out.push_str(&line(row.each_ref().map(String::as_str)));
+        let row: Vec<&str> = row.iter().map(String::as_str).collect();
+        out.push_str(&line(&row));
     }
     out
 }
@@ -274,6 +302,7 @@ mod tests {
         Pair {
             direct: direct.to_vec(),
             bridged: bridged.to_vec(),
+            relay: Vec::new(),
         }
     }
 
@@ -314,7 +343,7 @@ mod tests {
             });
         assert_eq!(memory.ratio, Some(2.0));
         assert_eq!(memory.met, Some(true));
-        assert_eq!(memory.cells()[3], "2.00× msg");
+        assert_eq!(memory.cells(false)[3], "2.00× msg");
     }
 
     #[test]
@@ -346,5 +375,22 @@ mod tests {
         };
         assert_eq!(end(lines[0], "bridged"), end(lines[1], "80.0 µs"));
         assert_eq!(end(lines[0], "bridged"), end(lines[2], "6.0 MiB"));
+    }
+
+    #[test]
+    fn the_floor_adds_the_relay_and_its_ratio() {
+        let mut samples = pair(&[50e-6], &[80e-6]);
+        samples.relay = vec![60e-6];
+        let rows = vec![Row::new("a", "small echo p50", Unit::Seconds, samples)];
+        let text = table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        let header: Vec<&str> = lines[0].split_whitespace().collect();
+        assert_eq!(
+            header,
+            [
+                "measure", "direct", "relay", "bridged", "ratio", "floor", "target", "met"
+            ]
+        );
+        assert!(lines[1].contains("60.0 µs") && lines[1].contains("1.20"));
     }
 }

@@ -10,7 +10,7 @@ use super::SHORT_TEXT;
 use crate::bench::report::{MIB, Pair, Row, Unit};
 use crate::bench::session::Session;
 use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side, order};
+use crate::bench::{BenchError, Ctx, Side};
 
 /// The default `--max-line-bytes` of the bridge.
 pub const LINE_LIMIT: usize = 64 * 1024 * 1024;
@@ -30,7 +30,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     for (size, name, calls) in sizes {
         let mut times = Pair::default();
         let mut peaks = Pair::default();
-        for side in order(ctx.rounds) {
+        for side in ctx.order(ctx.rounds) {
             ctx.progress(&format!(
                 "large: {calls} echo calls of {name}, {}",
                 side.name()

@@ -5,7 +5,7 @@ use crate::bench::report::{Pair, Row, Unit};
 use crate::bench::session::Session;
 use crate::bench::stats::percentile;
 use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side, order};
+use crate::bench::{BenchError, Ctx, Side};
 
 /// Calls before the measured ones: the allocators and caches settle.
 const WARMUP: usize = 200;
@@ -14,7 +14,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let calls = ctx.count(2000, 300);
     let mut p50 = Pair::default();
     let mut p99 = Pair::default();
-    for side in order(ctx.rounds) {
+    for side in ctx.order(ctx.rounds) {
         ctx.progress(&format!(
             "latency: {calls} sequential echo calls, {}",
             side.name()

@@ -7,7 +7,7 @@ use serde::de::IgnoredAny;
 use crate::bench::report::{Pair, Row, Unit};
 use crate::bench::session::{CALL_LIMIT, Session};
 use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side, order};
+use crate::bench::{BenchError, Ctx, Side};
 
 /// The many tools of the fixture.
 const MANY_TOOLS: &str = "10000";
@@ -30,7 +30,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let walks = ctx.count(3, 1);
     let mut times = Pair::default();
     let mut shape = Vec::new();
-    for side in order(ctx.rounds) {
+    for side in ctx.order(ctx.rounds) {
         ctx.progress(&format!(
             "list: {walks} walks of tools/list with --many-tools {MANY_TOOLS}, {}",
             side.name()

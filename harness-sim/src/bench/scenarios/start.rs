@@ -7,7 +7,7 @@ use tokio::time::Duration;
 use crate::bench::report::{MIB, Pair, Row, Unit};
 use crate::bench::session::Session;
 use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side, order};
+use crate::bench::{BenchError, Ctx, Side};
 
 /// How long the session rests after the opening before the memory is read.
 const SETTLE: Duration = Duration::from_millis(250);
@@ -16,7 +16,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let rounds = ctx.count(7, 2).max(ctx.rounds);
     let mut starts = Pair::default();
     let mut idle = Pair::default();
-    for side in order(rounds) {
+    for side in ctx.order(rounds) {
         ctx.progress(&format!(
             "start: spawn to the opening result, {}",
             side.name()

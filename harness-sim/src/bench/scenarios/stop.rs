@@ -7,7 +7,7 @@ use super::SHORT_TEXT;
 use crate::bench::report::{Pair, Row, Unit};
 use crate::bench::session::Session;
 use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side, order};
+use crate::bench::{BenchError, Ctx, Side};
 
 /// The calls in flight at the end of stdin.
 const IN_FLIGHT: usize = 32;
@@ -20,7 +20,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let rounds = ctx.count(7, 2).max(ctx.rounds);
     let mut idle = Pair::default();
     let mut busy = Pair::default();
-    for side in order(rounds) {
+    for side in ctx.order(rounds) {
         ctx.progress(&format!(
             "stop: idle and with {IN_FLIGHT} calls in flight, {}",
             side.name()

@@ -10,7 +10,7 @@ use crate::bench::conn::{Reply, check_result};
 use crate::bench::report::{Pair, Row, Unit};
 use crate::bench::session::{CALL_LIMIT, Session};
 use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side, order};
+use crate::bench::{BenchError, Ctx, Side};
 use tokio::time::Instant;
 
 /// Calls in flight.
@@ -21,7 +21,7 @@ const WARMUP: usize = 1000;
 pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let calls = ctx.count(20_000, 3000);
     let mut rates = Pair::default();
-    for side in order(ctx.rounds) {
+    for side in ctx.order(ctx.rounds) {
         ctx.progress(&format!(
             "throughput: {calls} echo calls, {WINDOW} in flight, {}",
             side.name()
