@@ -150,6 +150,9 @@ async fn run(args: RunArgs) -> i32 {
         } else {
             print!("{}", matrix.text());
         }
+        println!(
+            "pass: every transcript of the cell passed; FAIL: one failed; -: not covered yet; doc: documentation only; blank: nothing in that milestone"
+        );
         println!();
         for outcome in outcomes.iter().filter(|o| !o.passed()) {
             println!("FAILED {}", outcome.display);

@@ -12,6 +12,8 @@ pub enum Cell {
     Pass,
     Fail,
     NotCovered,
+    /// A documentation item (Q9): the docs cover it, no transcript can.
+    Documentation,
     /// The item has no behaviour in this milestone.
     Blank,
 }
@@ -22,6 +24,7 @@ impl Cell {
             Self::Pass => "pass",
             Self::Fail => "FAIL",
             Self::NotCovered => "-",
+            Self::Documentation => "doc",
             Self::Blank => "",
         }
     }
@@ -66,7 +69,9 @@ impl Matrix {
                             .iter()
                             .filter(|o| &o.milestone == milestone && o.items.contains(&item.id))
                             .peekable();
-                        if covering.peek().is_none() {
+                        if covering.peek().is_none() && item.kind == "documentation" {
+                            Cell::Documentation
+                        } else if covering.peek().is_none() {
                             Cell::NotCovered
                         } else if covering.all(Outcome::passed) {
                             Cell::Pass
@@ -97,7 +102,9 @@ impl Matrix {
 
     /// "covered: N of M cells (pass P, FAIL F); by milestone: M1 a/b, ..."
     pub fn coverage_line(&self) -> String {
-        let cells = self.rows.len() * self.milestones.len() - self.count(Cell::Blank);
+        let cells = self.rows.len() * self.milestones.len()
+            - self.count(Cell::Blank)
+            - self.count(Cell::Documentation);
         let covered = self.count(Cell::Pass) + self.count(Cell::Fail);
         let by_milestone: Vec<String> = self
             .milestones
@@ -105,7 +112,9 @@ impl Matrix {
             .enumerate()
             .map(|(index, milestone)| {
                 let column = || self.rows.iter().map(move |(_, _, cells)| cells[index]);
-                let all = column().filter(|c| *c != Cell::Blank).count();
+                let all = column()
+                    .filter(|c| !matches!(c, Cell::Blank | Cell::Documentation))
+                    .count();
                 let done = column()
                     .filter(|c| matches!(c, Cell::Pass | Cell::Fail))
                     .count();
@@ -192,6 +201,7 @@ impl Matrix {
                     .map(|(milestone, cell)| {
                         let text = match cell {
                             Cell::NotCovered => "not covered",
+                            Cell::Documentation => "documentation",
                             Cell::Fail => "fail",
                             _ => "pass",
                         };
