@@ -247,6 +247,7 @@ mod tests {
                 vec![crate::outcome::Failure::at(1, "no")]
             },
             elapsed_ms: 0,
+            context: None,
         }
     }
 

@@ -38,6 +38,8 @@ pub struct Outcome {
     pub milestone: String,
     pub failures: Vec<Failure>,
     pub elapsed_ms: u128,
+    /// The last stderr lines of the bridge (and of the fixture), shown with a failure.
+    pub context: Option<String>,
 }
 
 impl Outcome {
@@ -61,6 +63,14 @@ impl Outcome {
                     out.push_str(line);
                     out.push('\n');
                 }
+            }
+        }
+        if let Some(context) = self.context.as_ref().filter(|_| !self.failures.is_empty()) {
+            out.push_str(&format!("{}: the last stderr lines:\n", self.display));
+            for line in context.lines() {
+                out.push_str("    ");
+                out.push_str(line);
+                out.push('\n');
             }
         }
         out

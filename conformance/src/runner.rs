@@ -37,12 +37,18 @@ const FINAL_STOP: Duration = Duration::from_secs(10);
 /// Runs a transcript of steps or a recording.
 pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
     let started = Instant::now();
-    let failures = match &transcript.body {
+    let (failures, context) = match &transcript.body {
         Body::Steps(steps) => match Run::start(transcript, env).await {
-            Ok(mut run) => run.steps(steps).await,
-            Err(failure) => vec![failure],
+            Ok(mut run) => {
+                let failures = run.steps(steps).await;
+                (failures, run.stderr_tail())
+            }
+            Err(failure) => (vec![failure], None),
         },
-        Body::Recording(recording) => crate::replay::replay(transcript, recording, env).await,
+        Body::Recording(recording) => (
+            crate::replay::replay(transcript, recording, env).await,
+            None,
+        ),
     };
     Outcome {
         display: transcript.display.clone(),
@@ -51,6 +57,7 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
         milestone: transcript.header.milestone.clone(),
         failures,
         elapsed_ms: started.elapsed().as_millis(),
+        context,
     }
 }
 
@@ -153,6 +160,19 @@ impl<'a> Run<'a> {
             report: None,
             step_start: Instant::now(),
         })
+    }
+
+    /// The last stderr lines of the bridge and of the fixture, for a failure report.
+    fn stderr_tail(&mut self) -> Option<String> {
+        let mut lines: Vec<String> = Vec::new();
+        if let Some(peer) = self.client.peer() {
+            lines.extend(peer.stderr_lines());
+        }
+        if let Some(hub) = &self.hub {
+            lines.extend(hub.fixture_stderr());
+        }
+        let tail: Vec<String> = lines.iter().rev().take(20).rev().cloned().collect();
+        (!tail.is_empty()).then(|| tail.join("\n"))
     }
 
     fn timeout(&self, step: &Step) -> Duration {

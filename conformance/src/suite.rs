@@ -32,6 +32,7 @@ fn load_failure(display: String, message: String) -> Box<Outcome> {
             detail: None,
         }],
         elapsed_ms: 0,
+        context: None,
     })
 }
 
