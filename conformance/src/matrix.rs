@@ -82,6 +82,10 @@ impl Matrix {
                     .collect();
                 (item.id.clone(), item.requirement.clone(), cells)
             })
+            // With --milestone, the items that have nothing in that milestone go.
+            .filter(|(_, _, cells): &(String, String, Vec<Cell>)| {
+                cells.iter().any(|cell| *cell != Cell::Blank)
+            })
             .collect();
         let passed = outcomes.iter().filter(|o| o.passed()).count();
         Self {
