@@ -46,6 +46,33 @@ impl ToolSchemaFix {
     }
 }
 
+/// Checks that a complete upstream result has the member that VS Code reads as an
+/// array (or an object), as a typed client of revision 2026-07-28 would: a result
+/// without it is not valid (`invalid_response`), and VS Code never sees it. A
+/// tools/call result may lack `content` (R5 adds it), but not have another kind.
+pub fn check_result_shape(method: &str, result: &Object) -> Result<(), String> {
+    let (member, array, optional) = match method {
+        "tools/list" => ("tools", true, false),
+        "prompts/list" => ("prompts", true, false),
+        "resources/list" => ("resources", true, false),
+        "resources/templates/list" => ("resourceTemplates", true, false),
+        "prompts/get" => ("messages", true, false),
+        "resources/read" => ("contents", true, false),
+        "completion/complete" => ("completion", false, false),
+        "tools/call" => ("content", true, true),
+        _ => return Ok(()),
+    };
+    let kind = if array { "array" } else { "object" };
+    match result.get(member) {
+        None if optional => Ok(()),
+        Some(value) if value.is_array() == array && (array || value.is_object()) => Ok(()),
+        Some(_) if optional => Err(format!(
+            "the {method} result has a {member} that is not an {kind}"
+        )),
+        _ => Err(format!("the {method} result has no {member} {kind}")),
+    }
+}
+
 /// Shapes a complete upstream result of `method` for VS Code, in place.
 pub fn shape_result(method: &str, result: &mut Object) -> Vec<ToolSchemaFix> {
     strip_modern_members(result);
@@ -229,6 +256,27 @@ mod tests {
             fixes[0].log_line(),
             "tool 'a': added an items schema at '/properties/v' of the input schema"
         );
+    }
+
+    #[test]
+    fn results_need_the_member_that_vscode_reads() {
+        let check = |method: &str, v: Value| check_result_shape(method, v.as_object().unwrap());
+        assert_eq!(check("tools/list", json!({"tools":[]})), Ok(()));
+        assert_eq!(
+            check("tools/list", json!({"tools":{}})),
+            Err("the tools/list result has no tools array".into())
+        );
+        assert_eq!(check("tools/call", json!({})), Ok(()));
+        assert_eq!(
+            check("tools/call", json!({"content":null})),
+            Err("the tools/call result has a content that is not an array".into())
+        );
+        assert_eq!(
+            check("completion/complete", json!({"completion":{}})),
+            Ok(())
+        );
+        assert!(check("completion/complete", json!({"completion":[]})).is_err());
+        assert_eq!(check("x/unknown", json!({})), Ok(()));
     }
 
     #[test]

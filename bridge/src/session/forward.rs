@@ -6,7 +6,7 @@ use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::rules::errors;
 use crate::rules::meta::{PROGRESS_TOKEN_KEY, client_progress_token, request_meta};
 use crate::rules::progress::client_progress;
-use crate::rules::results::{ResultKind, result_kind, shape_result};
+use crate::rules::results::{ResultKind, check_result_shape, result_kind, shape_result};
 use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Outcome, Response};
@@ -208,6 +208,10 @@ impl Session {
             Outcome::Result(Value::Object(mut result)) => match result_kind(&result) {
                 ResultKind::Complete => {
                     exchange("result");
+                    if let Err(detail) = check_result_shape(&method, &result) {
+                        tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
+                        return self.finish(&key, Err(invalid_response(&detail))).await;
+                    }
                     #[cfg(debug_assertions)]
                     let null_cursor = result.get("nextCursor") == Some(&Value::Null);
                     for fix in shape_result(&method, &mut result) {
