@@ -40,6 +40,17 @@ impl Bins {
     }
 }
 
+impl Bins {
+    /// Whether the bridge is a debug build, which has `MCP_BRIDGE_TEST_FAULT`
+    /// (a bridge in `target/release` has not).
+    pub fn bridge_has_test_faults(&self) -> bool {
+        !self
+            .bridge
+            .parent()
+            .is_some_and(|dir| dir.file_name().is_some_and(|name| name == "release"))
+    }
+}
+
 fn one(variable: &str, package: &str, bin: &str) -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(variable) {
         return Ok(PathBuf::from(path));

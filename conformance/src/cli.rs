@@ -154,9 +154,14 @@ async fn run(args: RunArgs) -> i32 {
             "pass: every transcript of the cell passed; FAIL: one failed; -: not covered yet; doc: documentation only; blank: nothing in that milestone"
         );
         println!();
-        for outcome in outcomes.iter().filter(|o| !o.passed()) {
+        for outcome in outcomes.iter().filter(|o| o.failed()) {
             println!("FAILED {}", outcome.display);
             print!("{}", outcome.report());
+        }
+        for outcome in outcomes.iter() {
+            if let Some(why) = &outcome.skipped {
+                println!("skipped {}: {why}", outcome.display);
+            }
         }
         println!("{}", matrix.coverage_line());
         println!("{}", matrix.summary_line());
@@ -194,7 +199,10 @@ async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
         return 2;
     }
     let outcome = crate::runner::run(&transcript, &env).await;
-    if outcome.passed() {
+    if let Some(why) = &outcome.skipped {
+        println!("{}: skipped: {why}", outcome.display);
+        0
+    } else if outcome.passed() {
         println!("{}: pass ({} ms)", outcome.display, outcome.elapsed_ms);
         0
     } else {

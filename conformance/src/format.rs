@@ -89,6 +89,9 @@ pub struct Header {
     /// wire-checked): for example the list changes of the listen stream (M3) in
     /// a transcript of M1 with the fixture.
     pub ignore_notifications: Vec<String>,
+    /// The transcript sets `MCP_BRIDGE_TEST_FAULT`, which only a debug build of
+    /// the bridge has: it is skipped against a release build.
+    pub needs_test_faults: bool,
 }
 
 /// One step, with its line number for messages.
@@ -259,7 +262,7 @@ fn profile_of(value: &Value) -> Result<Profile, String> {
 }
 
 fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
-    const KEYS: [&str; 15] = [
+    const KEYS: [&str; 16] = [
         "//",
         "transcript",
         "name",
@@ -274,6 +277,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         "check_log_format",
         "stdout_json",
         "ignore_notifications",
+        "needs_test_faults",
         "notes",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
@@ -352,6 +356,10 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
             header.get("ignore_notifications"),
             "ignore_notifications",
         )?,
+        needs_test_faults: header
+            .get("needs_test_faults")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     })
 }
 
@@ -585,6 +593,7 @@ fn recording(
             check_log_format: true,
             stdout_json: true,
             ignore_notifications: Vec::new(),
+            needs_test_faults: false,
         },
         body: Body::Recording(recorded),
     })

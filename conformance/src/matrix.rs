@@ -38,6 +38,8 @@ pub struct Matrix {
     pub rows: Vec<(String, String, Vec<Cell>)>,
     pub passed: usize,
     pub failed: usize,
+    /// Transcripts that need a debug build of the bridge, against a release build.
+    pub skipped: usize,
 }
 
 impl Matrix {
@@ -67,6 +69,7 @@ impl Matrix {
                         }
                         let mut covering = outcomes
                             .iter()
+                            .filter(|o| o.skipped.is_none())
                             .filter(|o| &o.milestone == milestone && o.items.contains(&item.id))
                             .peekable();
                         if covering.peek().is_none() && item.kind == "documentation" {
@@ -87,12 +90,12 @@ impl Matrix {
                 cells.iter().any(|cell| *cell != Cell::Blank)
             })
             .collect();
-        let passed = outcomes.iter().filter(|o| o.passed()).count();
         Self {
             milestones,
             rows,
-            passed,
-            failed: outcomes.len() - passed,
+            passed: outcomes.iter().filter(|o| o.passed()).count(),
+            failed: outcomes.iter().filter(|o| o.failed()).count(),
+            skipped: outcomes.iter().filter(|o| o.skipped.is_some()).count(),
         }
     }
 
@@ -136,7 +139,14 @@ impl Matrix {
 
     /// The summary line: `N passed, N failed` (transcripts).
     pub fn summary_line(&self) -> String {
-        format!("{} passed, {} failed", self.passed, self.failed)
+        if self.skipped > 0 {
+            format!(
+                "{} passed, {} failed, {} skipped",
+                self.passed, self.failed, self.skipped
+            )
+        } else {
+            format!("{} passed, {} failed", self.passed, self.failed)
+        }
     }
 
     /// A plain-text table for a terminal.
@@ -221,6 +231,7 @@ impl Matrix {
             "transcripts": outcomes.iter().map(Outcome::to_json).collect::<Vec<_>>(),
             "passed": self.passed,
             "failed": self.failed,
+            "skipped": self.skipped,
         })
     }
 }
@@ -252,6 +263,7 @@ mod tests {
             },
             elapsed_ms: 0,
             context: None,
+            skipped: None,
         }
     }
 

@@ -40,11 +40,17 @@ pub struct Outcome {
     pub elapsed_ms: u128,
     /// The last stderr lines of the bridge (and of the fixture), shown with a failure.
     pub context: Option<String>,
+    /// Why the transcript did not run (it needs a debug build of the bridge).
+    pub skipped: Option<String>,
 }
 
 impl Outcome {
     pub fn passed(&self) -> bool {
-        self.failures.is_empty()
+        self.failures.is_empty() && self.skipped.is_none()
+    }
+
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty()
     }
 
     /// The failures as text for a person: each with its line, its message and its diff.
@@ -83,6 +89,7 @@ impl Outcome {
             "items": self.items,
             "milestone": self.milestone,
             "passed": self.passed(),
+            "skipped": self.skipped,
             "elapsed_ms": self.elapsed_ms as u64,
             "failures": self.failures.iter().map(|f| json!({
                 "line": f.line, "message": f.message, "detail": f.detail,

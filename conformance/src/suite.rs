@@ -33,6 +33,7 @@ fn load_failure(display: String, message: String) -> Box<Outcome> {
         }],
         elapsed_ms: 0,
         context: None,
+        skipped: None,
     })
 }
 

@@ -46,7 +46,9 @@ fn env() -> Result<Env, Failed> {
 }
 
 fn verdict(outcome: &Outcome) -> Result<(), Failed> {
-    if outcome.passed() {
+    if let Some(why) = &outcome.skipped {
+        Err(format!("{}: {why}, and cargo test builds one", outcome.display).into())
+    } else if outcome.passed() {
         Ok(())
     } else {
         Err(outcome.report().into())
@@ -63,7 +65,9 @@ fn main() {
     for entry in loaded {
         match entry {
             Ok(transcript) => {
-                if transcript.header.milestone == "M1" {
+                // A transcript with a fault of its own (its header's variable wins)
+                // proves nothing here and takes the watchdog's 8 s.
+                if transcript.header.milestone == "M1" && !transcript.header.needs_test_faults {
                     m1.push(transcript.clone());
                 }
                 let name = transcript.display.clone();
