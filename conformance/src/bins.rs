@@ -44,10 +44,9 @@ impl Bins {
     /// Whether the bridge is a debug build, which has `MCP_BRIDGE_TEST_FAULT`
     /// (a bridge in `target/release` has not).
     pub fn bridge_has_test_faults(&self) -> bool {
-        !self
-            .bridge
+        self.bridge
             .parent()
-            .is_some_and(|dir| dir.file_name().is_some_and(|name| name == "release"))
+            .is_none_or(|dir| dir.file_name().is_none_or(|name| name != "release"))
     }
 }
 
