@@ -19,10 +19,13 @@ use tokio::io::{AsyncWriteExt, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tokio::time::timeout;
+use tokio::time::{Instant, timeout};
 
 /// How long the exit report waits for the last frames of an exited child.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// How often the bridge looks whether the processes of a group have ended.
+const GROUP_POLL: Duration = Duration::from_millis(10);
 
 /// A write buffer above this size is released after its frame.
 const KEEP_BUFFER_BYTES: usize = 1 << 20;
@@ -190,7 +193,7 @@ async fn supervise(
     };
     // The processes that the child started go with it. Then the group id is
     // forgotten: once the group is empty, the system may give its id to another.
-    group.signal(Signal::Terminate);
+    group.stop_the_rest(grace).await;
     group.forget();
     let report = report_of(status);
     exited.send_replace(Some(report.clone()));
@@ -286,6 +289,23 @@ impl ProcessGroup {
         }
     }
 
+    /// After the exit of the child: a termination signal to the processes it
+    /// started, and a kill after `grace` to those that ignore it.
+    async fn stop_the_rest(&self, grace: Duration) {
+        let Some(id) = self.id else {
+            return;
+        };
+        groups::signal(id, Signal::Terminate);
+        let deadline = Instant::now() + grace;
+        while !groups::is_empty(id) {
+            if Instant::now() >= deadline {
+                groups::signal(id, Signal::Kill);
+                return;
+            }
+            tokio::time::sleep(GROUP_POLL).await;
+        }
+    }
+
     /// Termination signal, `grace`, kill: for a child that no longer answers.
     async fn stop(&self, child: &mut Child, grace: Duration) -> std::io::Result<ExitStatus> {
         self.signal(Signal::Terminate);
@@ -336,6 +356,17 @@ mod groups {
         }
     }
 
+    /// Whether no process is left in the group.
+    pub(super) fn is_empty(id: u32) -> bool {
+        match i32::try_from(id) {
+            Ok(id) => matches!(
+                killpg(Pid::from_raw(id), None),
+                Err(nix::errno::Errno::ESRCH)
+            ),
+            Err(_) => true,
+        }
+    }
+
     pub(super) fn kill_all() {
         let ids = GROUPS
             .lock()
@@ -356,6 +387,9 @@ mod groups {
     pub(super) fn register(_id: u32) {}
     pub(super) fn unregister(_id: u32) {}
     pub(super) fn signal(_id: u32, _signal: Signal) {}
+    pub(super) fn is_empty(_id: u32) -> bool {
+        true
+    }
     pub(super) fn kill_all() {}
 }
 

@@ -1,0 +1,398 @@
+//! Issue 9, parts 2 and 5: upstream servers that misbehave as processes, written
+//! as small Python programs (python3 is on every machine of the project), behind
+//! the real bridge executable. Each case: the error of the contract, the exit code,
+//! the lines of the Output channel, and no process left behind (stderr ends, and
+//! the process group of the upstream is empty).
+
+mod pipes;
+
+use harness_sim::process::StdioPeer;
+use pipes::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The start of every scripted upstream: it writes its pid to stderr, answers
+/// server/discover, and runs `on_call` for each other request (`m` is the
+/// request, `i` its id, `calls` the number of calls so far); without an action
+/// it answers "ok <calls>".
+fn scripted(prelude: &str, on_call: &str) -> Vec<String> {
+    let script = format!(
+        r#"import json, os, signal, subprocess, sys, time
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
+def raw(s):
+    sys.stdout.write(s + "\n"); sys.stdout.flush()
+def ok(i, text):
+    send({{"jsonrpc": "2.0", "id": i, "result": {{"content": [{{"type": "text", "text": text}}]}}}})
+sys.stderr.write("upstream pid %d\n" % os.getpid()); sys.stderr.flush()
+{prelude}
+calls = 0
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    i = m["id"]
+    if m["method"] == "server/discover":
+        send({{"jsonrpc": "2.0", "id": i, "result": {{"resultType": "complete", "supportedVersions": ["2026-07-28"],
+            "capabilities": {{"tools": {{}}}}, "_meta": {{"io.modelcontextprotocol/serverInfo": {{"name": "scripted", "version": "1"}}}}}}}})
+        continue
+    calls += 1
+    done = False
+{on_call}
+    if not done:
+        ok(i, "ok %d" % calls)
+"#,
+        on_call = indent(on_call)
+    );
+    vec!["python3".into(), "-c".into(), script]
+}
+
+fn indent(code: &str) -> String {
+    code.lines()
+        .map(|line| format!("    {line}\n"))
+        .collect::<String>()
+}
+
+fn start_scripted(bridge_args: &[&str], prelude: &str, on_call: &str) -> StdioPeer {
+    start(bridge_args, &scripted(prelude, on_call), &[])
+}
+
+/// The pid of the scripted upstream, which the bridge starts at initialize (its
+/// process group: the bridge starts it as the leader of its own group).
+async fn upstream_pid(bridge: &StdioPeer) -> i32 {
+    let line = bridge
+        .wait_stderr(EXCHANGE, |l| l.starts_with("upstream pid "))
+        .await
+        .expect("the upstream started");
+    line["upstream pid ".len()..].parse().unwrap()
+}
+
+/// Whether no live process is in the process group (a zombie that waits for an
+/// init to reap it counts as gone).
+fn group_is_empty(group: i32) -> bool {
+    use nix::sys::signal::killpg;
+    use nix::unistd::Pid;
+    if matches!(
+        killpg(Pid::from_raw(group), None),
+        Err(nix::errno::Errno::ESRCH)
+    ) {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    !entries.flatten().any(|entry| {
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // After the command in parentheses: state, ppid, pgrp.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        fields.len() > 2 && fields[2] == group.to_string() && fields[0] != "Z"
+    })
+}
+
+/// The bridge exits with `code`, its stderr ends (no process holds it), and the
+/// upstream's process group is empty.
+async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: i32) -> Duration {
+    let (status, after) = bridge
+        .wait_exit(EXCHANGE)
+        .await
+        .expect("the bridge exits in time");
+    assert_eq!(status.code(), Some(code), "{:?}", bridge.stderr_lines());
+    assert!(
+        bridge.wait_stderr_closed(EXCHANGE).await,
+        "a process still holds the bridge's stderr: {:?}",
+        bridge.stderr_lines()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !group_is_empty(group) {
+        assert!(
+            Instant::now() < deadline,
+            "the upstream's process group is not empty"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    after
+}
+
+fn has_line(bridge: &StdioPeer, line: &str) {
+    assert!(
+        bridge.stderr_lines().iter().any(|l| l == line),
+        "no line {line:?} in {:?}",
+        bridge.stderr_lines()
+    );
+}
+
+fn exited(id: u64, report: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"error":{"code":-32603,
+        "message":"The upstream server process stopped. See the Output channel of the server.",
+        "data":{"cause":"upstream_exited","detail":format!("the upstream server exited with {report}")}}})
+}
+
+fn invalid(id: u64, detail: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"error":{"code":-32603,
+        "message":"The upstream server sent a response that is not valid. See the Output channel of the server.",
+        "data":{"cause":"invalid_response","detail":detail}}})
+}
+
+fn echo(id: u64) -> Value {
+    call(id, "echo", json!({"text":"x"}))
+}
+
+#[tokio::test]
+async fn an_upstream_that_exits_before_answering_discover_fails_initialize_and_the_bridge_exits_one()
+ {
+    let mut bridge = start_scripted(&[], "sys.stdin.readline()\nsys.exit(5)", "");
+    bridge.send(&initialize_frame()).await.unwrap();
+    let group = upstream_pid(&bridge).await;
+    assert_eq!(response(&mut bridge).await, exited(1, "code 5"));
+    exits_with_nothing_left(&mut bridge, 1, group).await;
+    has_line(
+        &bridge,
+        "mcp-bridge-vscode: mcp_stdio: warning: stdio server exited (exit code 5); no restart is left",
+    );
+    has_line(
+        &bridge,
+        "mcp-bridge-vscode: bridge: error: the upstream server exited with code 5",
+    );
+}
+
+#[tokio::test]
+async fn invalid_json_from_the_upstream_fails_that_call_and_the_next_call_works() {
+    let broken = r#"{"jsonrpc": "2.0", "id": 2, "result": {"#;
+    let mut bridge = start_scripted(
+        &[],
+        "",
+        &format!("if calls == 1:\n    raw('{broken}')\n    done = True"),
+    );
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge.send(&echo(10)).await.unwrap();
+    assert_eq!(
+        response(&mut bridge).await,
+        invalid(10, "it is not valid JSON")
+    );
+    has_line(
+        &bridge,
+        &format!(
+            "mcp-bridge-vscode: mcp_router: warning: dropped a frame of {} bytes: it is not valid JSON, and the request 10 of the client fails",
+            broken.len()
+        ),
+    );
+    bridge.send(&echo(11)).await.unwrap();
+    assert_eq!(text_of(&response(&mut bridge).await), "ok 2");
+    bridge.close_stdin().await;
+    let after = exits_with_nothing_left(&mut bridge, 0, group).await;
+    assert!(after < Duration::from_secs(2), "{after:?}");
+}
+
+#[tokio::test]
+async fn frames_over_the_line_limit_fail_their_calls_with_the_id_at_either_end() {
+    // The first answer has its id first, the second its id last.
+    let on_call = r#"text = "x" * 10000
+if calls == 1:
+    raw('{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "%s"}]}}' % (i, text))
+    done = True
+if calls == 2:
+    raw('{"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text": "%s"}]}, "id": %d}' % (text, i))
+    done = True"#;
+    let mut bridge = start_scripted(&["--max-line-bytes", "2000"], "", on_call);
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    for id in [20, 21] {
+        bridge.send(&echo(id)).await.unwrap();
+        assert_eq!(
+            response(&mut bridge).await,
+            invalid(id, "it is longer than --max-line-bytes")
+        );
+        let prefix = "mcp-bridge-vscode: mcp_router: warning: dropped a frame of ";
+        let suffix = format!(
+            " bytes: it is longer than --max-line-bytes, and the request {id} of the client fails"
+        );
+        assert!(
+            bridge
+                .stderr_lines()
+                .iter()
+                .any(|l| l.starts_with(prefix) && l.ends_with(&suffix)),
+            "{:?}",
+            bridge.stderr_lines()
+        );
+    }
+    bridge.send(&echo(22)).await.unwrap();
+    assert_eq!(text_of(&response(&mut bridge).await), "ok 3");
+    bridge.close_stdin().await;
+    exits_with_nothing_left(&mut bridge, 0, group).await;
+}
+
+#[tokio::test]
+async fn a_response_to_an_unknown_id_is_dropped_with_a_warning_and_the_call_is_answered_once() {
+    let on_call = r#"send({"jsonrpc": "2.0", "id": 777, "result": {"content": []}})
+send({"jsonrpc": "2.0", "id": "x", "result": {}})"#;
+    let mut bridge = start_scripted(&[], "", on_call);
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge.send(&echo(30)).await.unwrap();
+    assert_eq!(text_of(&response(&mut bridge).await), "ok 1");
+    bridge
+        .send(&json!({"jsonrpc":"2.0","id":31,"method":"ping"}))
+        .await
+        .unwrap();
+    assert_eq!(response(&mut bridge).await["id"], 31);
+    has_line(
+        &bridge,
+        "mcp-bridge-vscode: mcp_router: warning: dropped a response with the id 777: the bridge sent no request with this id",
+    );
+    has_line(
+        &bridge,
+        "mcp-bridge-vscode: mcp_router: warning: dropped a response with the id \"x\": the bridge sent no request with this id",
+    );
+    bridge.close_stdin().await;
+    exits_with_nothing_left(&mut bridge, 0, group).await;
+}
+
+#[tokio::test]
+async fn an_upstream_killed_by_a_signal_during_a_call_fails_it_and_the_bridge_exits_one() {
+    let mut bridge = start_scripted(&[], "", "os.kill(os.getpid(), signal.SIGKILL)");
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge.send(&echo(40)).await.unwrap();
+    assert_eq!(response(&mut bridge).await, exited(40, "signal 9"));
+    exits_with_nothing_left(&mut bridge, 1, group).await;
+    has_line(
+        &bridge,
+        "mcp-bridge-vscode: mcp_stdio: warning: stdio server exited (signal 9); no restart is left",
+    );
+    has_line(
+        &bridge,
+        "mcp-bridge-vscode: bridge: error: the upstream server exited with signal 9",
+    );
+}
+
+/// A grandchild that sleeps in the upstream's process group and holds stderr.
+const GRANDCHILD: &str = r#"child = subprocess.Popen(["python3", "-c", "import time; time.sleep(300)"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)"#;
+/// The same, but it ignores the termination signal.
+const STUBBORN_GRANDCHILD: &str = r#"child = subprocess.Popen(["python3", "-c", "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); sys.stderr.write('grandchild ready\\n'); sys.stderr.flush(); time.sleep(300)"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)"#;
+
+#[tokio::test]
+async fn a_crash_leaves_no_grandchild_of_the_upstream_behind() {
+    let mut bridge = start_scripted(&[], GRANDCHILD, "os._exit(3)");
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge.send(&echo(50)).await.unwrap();
+    assert_eq!(response(&mut bridge).await, exited(50, "code 3"));
+    exits_with_nothing_left(&mut bridge, 1, group).await;
+}
+
+#[tokio::test]
+async fn a_grandchild_that_ignores_the_termination_signal_is_killed_at_the_end_of_stdin() {
+    let mut bridge = start_scripted(&[], STUBBORN_GRANDCHILD, "");
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge
+        .wait_stderr(EXCHANGE, |l| l == "grandchild ready")
+        .await
+        .expect("the grandchild started");
+    bridge.send(&echo(60)).await.unwrap();
+    assert_eq!(text_of(&response(&mut bridge).await), "ok 1");
+    // The upstream exits at the end of its input; its grandchild stays.
+    bridge.close_stdin().await;
+    let after = exits_with_nothing_left(&mut bridge, 0, group).await;
+    assert!(after < Duration::from_secs(8), "{after:?}");
+}
+
+#[tokio::test]
+async fn an_upstream_that_ignores_the_end_of_input_and_the_termination_signal_is_killed() {
+    let prelude = "signal.signal(signal.SIGTERM, signal.SIG_IGN)";
+    // After the end of its input, the upstream sleeps instead of exiting.
+    let mut command = scripted(prelude, "");
+    command[2].push_str("time.sleep(300)\n");
+    let mut bridge = start(&[], &command, &[]);
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge.close_stdin().await;
+    let after = exits_with_nothing_left(&mut bridge, 0, group).await;
+    // shutdown_grace (2 s) for the end of input, 2 s more after the termination
+    // signal, then the kill: before the watchdog (8 s).
+    assert!(
+        after >= Duration::from_secs(4) && after < Duration::from_secs(7),
+        "{after:?}"
+    );
+    assert!(
+        !bridge
+            .stderr_lines()
+            .iter()
+            .any(|l| l.contains("did not stop in 8 s"))
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_that_stops_reading_its_stdin_does_not_block_the_bridge() {
+    // After discover, the upstream never reads again.
+    let on_call = "";
+    let mut command = scripted("", on_call);
+    command[2] = command[2].replace("    calls += 1\n", "    time.sleep(300)\n    calls += 1\n");
+    let mut bridge = start(&[], &command, &[]);
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    // 4 MiB for a pipe that holds 64 KiB: the writer of the bridge blocks.
+    let big = "y".repeat(4 << 20);
+    for id in [70, 71] {
+        bridge
+            .send(&call(id, "echo", json!({ "text": big })))
+            .await
+            .unwrap();
+    }
+    let started = Instant::now();
+    for id in 72..82 {
+        bridge
+            .send(&json!({"jsonrpc":"2.0","id":id,"method":"ping"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            response(&mut bridge).await,
+            json!({"jsonrpc":"2.0","id":id,"result":{}})
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    bridge.close_stdin().await;
+    let after = exits_with_nothing_left(&mut bridge, 0, group).await;
+    assert!(after < Duration::from_secs(5), "{after:?}");
+    // The two calls got no response: they were cancelled by the end of stdin.
+    assert!(bridge.try_recv().is_none());
+}
+
+#[tokio::test]
+async fn a_panic_in_the_session_is_the_internal_error_line_and_exit_one_with_no_process_left() {
+    let mut bridge = start(
+        &[],
+        &[fixture_exe()],
+        &[("MCP_BRIDGE_TEST_FAULT", "panic-on:tools/list")],
+    );
+    initialize(&mut bridge).await;
+    bridge.send(&echo(2)).await.unwrap();
+    assert!(response(&mut bridge).await.get("result").is_some());
+    bridge
+        .send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}))
+        .await
+        .unwrap();
+    let (status, _) = bridge
+        .wait_exit(EXCHANGE)
+        .await
+        .expect("the bridge exits, it does not hang");
+    assert_eq!(status.code(), Some(1));
+    // The fixture shares the bridge's stderr: its end proves the fixture is gone.
+    assert!(bridge.wait_stderr_closed(EXCHANGE).await);
+    let prefix = "mcp-bridge-vscode: vscode: error: the bridge stopped because of an internal error: the test fault panic-on:tools/list at bridge/src/session/mod.rs:";
+    assert!(
+        bridge.stderr_lines().iter().any(|l| l.starts_with(prefix)),
+        "{:?}",
+        bridge.stderr_lines()
+    );
+    // No response to the request that panicked, and nothing that is not JSON-RPC.
+    while let Some(frame) = bridge.try_recv() {
+        assert!(frame.is_json());
+        assert_ne!(frame.frame["id"], 3);
+    }
+}
