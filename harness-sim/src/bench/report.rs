@@ -43,6 +43,15 @@ impl Unit {
     }
 }
 
+/// A ratio with two decimals, or three significant digits below 0.1.
+fn ratio_text(ratio: f64) -> String {
+    if ratio.abs() < 0.1 && ratio != 0.0 {
+        format!("{ratio:.3}")
+    } else {
+        format!("{ratio:.2}")
+    }
+}
+
 /// A mebibyte as a float.
 pub const MIB: f64 = 1024.0 * 1024.0;
 
@@ -157,8 +166,8 @@ impl Row {
     fn cells(&self, floor: bool) -> Vec<String> {
         let figure = |value: Option<f64>| value.map_or_else(|| "-".into(), |v| self.unit.format(v));
         let ratio = match (self.ratio, self.ratio_of) {
-            (Some(r), RatioOf::Message { .. }) => format!("{r:.2}× msg"),
-            (Some(r), _) => format!("{r:.2}"),
+            (Some(r), RatioOf::Message { .. }) => format!("{}× msg", ratio_text(r)),
+            (Some(r), _) => ratio_text(r),
             (None, _) => "-".into(),
         };
         let target = self
@@ -177,7 +186,7 @@ impl Row {
         cells.push(ratio);
         if floor {
             let relay_ratio = match (self.relay, self.direct, self.ratio_of) {
-                (Some(r), Some(d), RatioOf::Direct) => format!("{:.2}", r / d),
+                (Some(r), Some(d), RatioOf::Direct) => ratio_text(r / d),
                 _ => "-".into(),
             };
             cells.push(relay_ratio);
@@ -304,6 +313,13 @@ mod tests {
             bridged: bridged.to_vec(),
             relay: Vec::new(),
         }
+    }
+
+    #[test]
+    fn small_ratios_keep_their_digits() {
+        assert_eq!(ratio_text(2.3456), "2.35");
+        assert_eq!(ratio_text(0.00283), "0.003");
+        assert_eq!(ratio_text(0.0), "0.00");
     }
 
     #[test]
