@@ -136,6 +136,10 @@ impl Overflow {
         // The CR of a CRLF ending is not part of the line.
         if self.tail.last() == Some(&b'\r') {
             self.tail.pop();
+            // A head that holds the whole line holds the CR too.
+            if self.head.len() == self.length {
+                self.head.pop();
+            }
             self.length = self.length.saturating_sub(1);
         }
         if self.tail.len() > KEPT_BYTES {
@@ -399,6 +403,17 @@ mod tests {
         // A CR that is not at the end counts.
         let got = lines(b"1234\r5\n", 5).await;
         assert!(matches!(&got[0], Line::TooLong { length: 6, .. }));
+        // The kept ends of a short line over the limit leave the CR out too
+        // (found by the fuzz target line_codec).
+        let got = lines(b"0\r\r", 1).await;
+        assert_eq!(
+            got[0],
+            Line::TooLong {
+                length: 2,
+                head: b"0\r".to_vec(),
+                tail: b"0\r".to_vec()
+            }
+        );
     }
 
     #[tokio::test]
