@@ -16,6 +16,10 @@
 //! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+// No indexing that can panic on data of a peer (issue 9). The few functions of the
+// line codec that index bytes allow it, each with the bound that makes it safe; the
+// fuzz target line_codec and the properties of reliability_properties.rs check them.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cli;
 pub mod config;

@@ -75,8 +75,7 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
                 })
             }
             Err(failure) => {
-                let kept = bytes.len().min(4096);
-                let recovered_id = codec::recover_id(&bytes[..kept], &bytes[bytes.len() - kept..]);
+                let recovered_id = codec::recover_id_of_line(&bytes);
                 Some(match failure {
                     // JSON-RPC answers a parse error with a null id.
                     ParseFailure::NotJson => ClientEvent::Unusable {

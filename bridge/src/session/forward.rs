@@ -266,8 +266,8 @@ impl Session {
             )
         } else {
             let mut refused = json!({"code":-32602,"message":"The upstream server did not accept the saved state of the request. Send the request again."});
-            if let Some(data) = error.get("data") {
-                refused["data"] = data.clone();
+            if let (Some(data), Some(refused)) = (error.get("data"), refused.as_object_mut()) {
+                refused.insert("data".into(), data.clone());
             }
             Err(refused)
         };

@@ -142,19 +142,16 @@ pub(crate) fn event_of_line(line: Line) -> Option<UpstreamEvent> {
                     },
                 })
             }
-            Err(failure) => {
-                let kept = bytes.len().min(4096);
-                Some(UpstreamEvent::Unreadable {
-                    frame: format!("a frame of {} bytes", bytes.len()),
-                    reason: match failure {
-                        ParseFailure::NotJson => "it is not valid JSON".into(),
-                        ParseFailure::TooDeep => {
-                            format!("it has more than {} levels of nesting", codec::MAX_DEPTH)
-                        }
-                    },
-                    id: codec::recover_id(&bytes[..kept], &bytes[bytes.len() - kept..]),
-                })
-            }
+            Err(failure) => Some(UpstreamEvent::Unreadable {
+                frame: format!("a frame of {} bytes", bytes.len()),
+                reason: match failure {
+                    ParseFailure::NotJson => "it is not valid JSON".into(),
+                    ParseFailure::TooDeep => {
+                        format!("it has more than {} levels of nesting", codec::MAX_DEPTH)
+                    }
+                },
+                id: codec::recover_id_of_line(&bytes),
+            }),
         },
         Line::TooLong { length, head, tail } => Some(UpstreamEvent::Unreadable {
             frame: format!("a frame of {length} bytes"),

@@ -56,7 +56,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return Ok(finish(line, overflow, true, self.max_line_bytes));
             }
             let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
-                Some(end) => (&available[..end], true),
+                Some(end) => (available.get(..end).unwrap_or(available), true),
                 None => (available, false),
             };
             let used = chunk.len() + usize::from(found_newline);
@@ -110,7 +110,10 @@ struct Overflow {
 impl Overflow {
     fn start(mut first: Vec<u8>) -> Self {
         let length = first.len();
-        let tail = first[first.len().saturating_sub(KEPT_BYTES)..].to_vec();
+        let tail = first
+            .get(first.len().saturating_sub(KEPT_BYTES)..)
+            .unwrap_or_default()
+            .to_vec();
         first.truncate(KEPT_BYTES);
         first.shrink_to_fit();
         Self {
@@ -124,7 +127,8 @@ impl Overflow {
         self.length += chunk.len();
         if self.head.len() < KEPT_BYTES {
             let room = KEPT_BYTES - self.head.len();
-            self.head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            self.head
+                .extend_from_slice(chunk.get(..chunk.len().min(room)).unwrap_or(chunk));
         }
         self.tail.extend_from_slice(chunk);
         if self.tail.len() > 2 * KEPT_BYTES {
@@ -185,6 +189,15 @@ pub fn encode_into(frame: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// The id of a whole line that is not a frame (not JSON, or too deep), from its
+/// ends as a too-long line keeps them.
+pub fn recover_id_of_line(line: &[u8]) -> Option<Value> {
+    let kept = line.len().min(KEPT_BYTES);
+    let head = line.get(..kept).unwrap_or_default();
+    let tail = line.get(line.len() - kept..).unwrap_or_default();
+    recover_id(head, tail)
+}
+
 /// Recovers the top-level `id` of a frame from the kept ends of a too-long line:
 /// from its start when `id` comes early, else from its end when `id` is the last
 /// member (`…,"id":5}`).
@@ -206,7 +219,7 @@ fn id_from_head(bytes: &[u8]) -> Option<Value> {
         let start = scan.at;
         scan.skip_value()?;
         if key == b"id" {
-            let value: Value = serde_json::from_slice(&bytes[start..scan.at]).ok()?;
+            let value: Value = serde_json::from_slice(bytes.get(start..scan.at)?).ok()?;
             return super::frame::is_valid_id(&value).then_some(value);
         }
         scan.skip_ws();
@@ -217,21 +230,17 @@ fn id_from_head(bytes: &[u8]) -> Option<Value> {
 /// Matches `"id" : <number or string> }` at the very end of the frame: the member
 /// before the closing brace of the top-level object is a top-level member.
 fn id_from_tail(bytes: &[u8]) -> Option<Value> {
-    let mut end = trim_end(bytes, bytes.len());
-    if end == 0 || bytes[end - 1] != b'}' {
+    let end = trim_end(bytes, bytes.len());
+    if before(bytes, end)? != b'}' {
         return None;
     }
-    end = trim_end(bytes, end - 1);
-    let value_end = end;
-    let value_start = if end > 0 && bytes[end - 1] == b'"' {
-        string_start(bytes, end - 1)?
+    let value_end = trim_end(bytes, end - 1);
+    let value_start = if before(bytes, value_end) == Some(b'"') {
+        string_start(bytes, value_end - 1)?
     } else {
-        let mut start = end;
-        while start > 0
-            && matches!(
-                bytes[start - 1],
-                b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'
-            )
+        let mut start = value_end;
+        while before(bytes, start)
+            .is_some_and(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
         {
             start -= 1;
         }
@@ -241,23 +250,29 @@ fn id_from_tail(bytes: &[u8]) -> Option<Value> {
         return None;
     }
     let colon = trim_end(bytes, value_start);
-    if colon == 0 || bytes[colon - 1] != b':' {
+    if before(bytes, colon)? != b':' {
         return None;
     }
     let key_end = trim_end(bytes, colon - 1);
-    if !bytes[..key_end].ends_with(b"\"id\"") {
+    let key_start = key_end.checked_sub(4)?;
+    if bytes.get(key_start..key_end)? != b"\"id\"" {
         return None;
     }
-    let before_key = trim_end(bytes, key_end - 4);
-    if before_key == 0 || !matches!(bytes[before_key - 1], b',' | b'{') {
+    let before_key = trim_end(bytes, key_start);
+    if !matches!(before(bytes, before_key)?, b',' | b'{') {
         return None;
     }
-    let value: Value = serde_json::from_slice(&bytes[value_start..value_end]).ok()?;
+    let value: Value = serde_json::from_slice(bytes.get(value_start..value_end)?).ok()?;
     super::frame::is_valid_id(&value).then_some(value)
 }
 
+/// The byte before `end`, if there is one.
+fn before(bytes: &[u8], end: usize) -> Option<u8> {
+    bytes.get(end.checked_sub(1)?).copied()
+}
+
 fn trim_end(bytes: &[u8], mut end: usize) -> usize {
-    while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+    while before(bytes, end).is_some_and(|b| b.is_ascii_whitespace()) {
         end -= 1;
     }
     end
@@ -268,8 +283,9 @@ fn string_start(bytes: &[u8], close: usize) -> Option<usize> {
     let mut at = close;
     while at > 0 {
         at -= 1;
-        if bytes[at] == b'"' {
-            let backslashes = bytes[..at]
+        if bytes.get(at) == Some(&b'"') {
+            let backslashes = bytes
+                .get(..at)?
                 .iter()
                 .rev()
                 .take_while(|&&b| b == b'\\')
@@ -312,7 +328,7 @@ impl<'a> Scanner<'a> {
             match self.peek()? {
                 b'"' => {
                     self.at += 1;
-                    return Some(&self.bytes[start..self.at - 1]);
+                    return self.bytes.get(start..self.at - 1);
                 }
                 b'\\' => self.at += 2,
                 _ => self.at += 1,
