@@ -1,0 +1,73 @@
+//! The line codec: lines, the limit, the kept ends of a long line, the parse, and
+//! the recovery of the id from the ends of a line.
+//!
+//! The lines must equal a split at each newline (less one CR at the end), a line
+//! over the limit must keep its true ends, and an id recovered from a JSON object
+//! must be that object's id.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_bridge_vscode::wire::codec::{self, Line, LineReader};
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&first, input)) = data.split_first() else {
+        return;
+    };
+    // Small limits reach the overflow path; 4096 is the size of the kept ends.
+    let max = if first == 255 {
+        4096
+    } else {
+        usize::from(first % 64) + 1
+    };
+    let lines = futures::executor::block_on(async {
+        let mut reader = LineReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(line) = reader.next_line().await.expect("a slice never fails") {
+            out.push(line);
+        }
+        out
+    });
+    let mut expected: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    if input.is_empty() || input.ends_with(b"\n") {
+        expected.pop();
+    }
+    assert_eq!(lines.len(), expected.len(), "the number of lines");
+    for (line, raw) in lines.iter().zip(expected) {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        match line {
+            Line::Complete(bytes) => {
+                assert!(bytes.len() <= max);
+                assert_eq!(bytes.as_slice(), raw);
+            }
+            Line::TooLong { length, head, tail } => {
+                assert!(raw.len() > max, "a line within the limit is too long");
+                assert_eq!(*length, raw.len());
+                assert!(raw.starts_with(head) && raw.ends_with(tail));
+                assert!(head.len() <= 4096 && tail.len() <= 4096);
+                check_recovered_id(raw, codec::recover_id(head, tail));
+            }
+        }
+        let _ = codec::parse(raw);
+    }
+    // The whole input as one line, as the reader of the client recovers it.
+    let kept = input.len().min(4096);
+    let recovered = codec::recover_id(&input[..kept], &input[input.len() - kept..]);
+    check_recovered_id(input, recovered);
+});
+
+/// An id recovered from a JSON object with one `"id"` key is that object's id.
+fn check_recovered_id(raw: &[u8], recovered: Option<Value>) {
+    let Some(recovered) = recovered else {
+        return;
+    };
+    assert!(recovered.is_string() || recovered.is_number());
+    let once = raw.windows(4).filter(|w| w == b"\"id\"").count() == 1;
+    if let (true, Ok(Value::Object(object))) = (once, serde_json::from_slice::<Value>(raw)) {
+        assert_eq!(
+            object.get("id"),
+            Some(&recovered),
+            "a wrong id was recovered"
+        );
+    }
+}
