@@ -160,29 +160,39 @@ async fn an_upstream_that_exits_before_answering_discover_fails_initialize_and_t
 }
 
 #[tokio::test]
-async fn invalid_json_from_the_upstream_fails_that_call_and_the_next_call_works() {
-    let broken = r#"{"jsonrpc": "2.0", "id": 2, "result": {"#;
-    let mut bridge = start_scripted(
-        &[],
-        "",
-        &format!("if calls == 1:\n    raw('{broken}')\n    done = True"),
-    );
+async fn frames_that_are_not_valid_fail_their_calls_and_the_next_call_works() {
+    // Not JSON; a result and an error at once; 200 levels of nesting.
+    let on_call = r#"if calls == 1:
+    raw('{"jsonrpc": "2.0", "id": %d, "result": {' % i)
+    done = True
+if calls == 2:
+    send({"jsonrpc": "2.0", "id": i, "result": {}, "error": {"code": 1, "message": "x"}})
+    done = True
+if calls == 3:
+    raw('{"jsonrpc": "2.0", "id": %d, "result": {"content": %s1%s}}' % (i, "[" * 200, "]" * 200))
+    done = True"#;
+    let mut bridge = start_scripted(&[], "", on_call);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
-    bridge.send(&echo(10)).await.unwrap();
-    assert_eq!(
-        response(&mut bridge).await,
-        invalid(10, "it is not valid JSON")
-    );
-    has_line(
-        &bridge,
-        &format!(
-            "mcp-bridge-vscode: mcp_router: warning: dropped a frame of {} bytes: it is not valid JSON, and the request 10 of the client fails",
-            broken.len()
-        ),
-    );
-    bridge.send(&echo(11)).await.unwrap();
-    assert_eq!(text_of(&response(&mut bridge).await), "ok 2");
+    for (id, detail) in [
+        (10, "it is not valid JSON"),
+        (11, "it is not a valid JSON-RPC message"),
+        (12, "it has more than 127 levels of nesting"),
+    ] {
+        bridge.send(&echo(id)).await.unwrap();
+        assert_eq!(response(&mut bridge).await, invalid(id, detail));
+        let suffix = format!(": {detail}, and the request {id} of the client fails");
+        assert!(
+            bridge.stderr_lines().iter().any(|l| {
+                l.starts_with("mcp-bridge-vscode: mcp_router: warning: dropped a frame")
+                    && l.ends_with(&suffix)
+            }),
+            "{:?}",
+            bridge.stderr_lines()
+        );
+    }
+    bridge.send(&echo(13)).await.unwrap();
+    assert_eq!(text_of(&response(&mut bridge).await), "ok 4");
     bridge.close_stdin().await;
     let after = exits_with_nothing_left(&mut bridge, 0, group).await;
     assert!(after < Duration::from_secs(2), "{after:?}");
