@@ -422,3 +422,47 @@ async fn an_upstream_that_stops_reading_gets_timeouts_and_its_late_answers_are_d
     }
     assert_eq!(bridge.close().await, Exit::EndOfInput);
 }
+
+/// A sampling answer whose content holds `arrays` levels of arrays.
+fn deep_sampling_answer(arrays: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":"b-1","result":{{"role":"assistant","model":"m","content":{}1{}}}}}"#,
+        "[".repeat(arrays),
+        "]".repeat(arrays)
+    )
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_answer_of_vscode_too_deep_for_the_next_round_fails_the_request_at_once() {
+    let (mut bridge, mut upstream) = ready().await;
+    let ask = json!({"resultType":"input_required","requestState":"s","inputRequests":{
+        "model":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}}});
+    // 124 levels of content: the round upstream would have 128 levels.
+    bridge.send(call(json!(1), "sample")).await;
+    let first = upstream.recv().await;
+    upstream.respond(&first, ask.clone()).await;
+    assert_eq!(bridge.recv().await["id"], "b-1");
+    bridge.send_line(&deep_sampling_answer(124)).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,
+            "message":"The client sent an answer that is not valid for the input request of the upstream server.",
+            "data":{"cause":"invalid_client_answer",
+                "detail":"input request 'model': the answer has more levels of nesting than the limit of the bridge"}}})
+    );
+    assert_eq!(upstream.try_recv(Duration::from_millis(20)).await, None);
+    // One level less: the next round goes upstream with 127 levels.
+    bridge.send(call(json!(2), "sample")).await;
+    let first = upstream.recv().await;
+    upstream.respond(&first, ask).await;
+    assert_eq!(bridge.recv().await["id"], "b-2");
+    bridge
+        .send_line(&deep_sampling_answer(123).replace("b-1", "b-2"))
+        .await;
+    let second = upstream.recv().await;
+    let mut line = second.to_string().into_bytes();
+    line.push(b'\n');
+    assert!(mcp_bridge_vscode::wire::codec::parse(&line).is_ok());
+    upstream.respond(&second, json!({"content":[]})).await;
+    assert_eq!(bridge.recv().await["id"], 2);
+}

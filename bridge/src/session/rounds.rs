@@ -15,6 +15,7 @@ use crate::rules::input::{
     Answer, Ask, Planned, RoundError, answer_of, elicitation_error_answer, plan_round,
 };
 use crate::upstream::Outgoing;
+use crate::wire::codec;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Outcome, Response};
 use crate::wire::id::IdKey;
@@ -22,6 +23,10 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::time::Instant;
+
+/// The levels above an answer in the upstream request of the next round: the
+/// frame, `params` and `inputResponses`.
+const ANSWER_LEVELS: usize = 3;
 
 impl Session {
     /// Starts a round of input for VS Code from an `input_required` result.
@@ -176,6 +181,20 @@ impl Session {
         let method = request.method.clone();
         match outcome {
             Outcome::Result(result) => match answer_of(&input.ask, result) {
+                // The answer goes upstream three levels deeper than VS Code sent it
+                // (params, inputResponses, its key): past the limit, no server of
+                // revision 2026-07-28 could read the next round.
+                Answer::Ready(answer)
+                    if ANSWER_LEVELS + codec::depth(&answer) > codec::MAX_DEPTH =>
+                {
+                    let detail = format!(
+                        "input request '{}': the answer has more levels of nesting than the limit of the bridge",
+                        input.key
+                    );
+                    return self
+                        .fail_input(&key, &method, Cause::InvalidClientAnswer, detail)
+                        .await;
+                }
                 Answer::Ready(answer) => {
                     if let (Ask::Url { url }, Some(elicitation_id)) =
                         (&input.ask, &input.elicitation_id)

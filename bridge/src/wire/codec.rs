@@ -17,6 +17,16 @@ const READ_BUFFER_BYTES: usize = 256 * 1024;
 /// deeper frames without using the stack.
 pub const MAX_DEPTH: usize = 127;
 
+/// The levels of nesting of a value: 0 for a scalar, 1 for `[]` or `{}`. The
+/// recursion is bounded: every value of a peer was parsed within [`MAX_DEPTH`].
+pub fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// One line of input.
 #[derive(Debug, PartialEq)]
 pub enum Line {
