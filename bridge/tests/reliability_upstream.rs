@@ -466,3 +466,45 @@ async fn an_answer_of_vscode_too_deep_for_the_next_round_fails_the_request_at_on
     upstream.respond(&second, json!({"content":[]})).await;
     assert_eq!(bridge.recv().await["id"], 2);
 }
+
+/// On two worker threads, as in the executable: the flood fills the channel of
+/// upstream events as fast as the session empties it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_never_stops_sending_notifications_does_not_starve_vscode() {
+    let (mut bridge, mut upstream) = ready().await;
+    bridge.send(call(json!(1), "echo")).await;
+    let request = upstream.recv().await;
+    let events = upstream.events();
+    let flood = tokio::spawn(async move {
+        let noise = json!({"jsonrpc":"2.0","method":"notifications/unknown"});
+        loop {
+            let message = mcp_bridge_vscode::wire::frame::Message::classify(noise.clone()).unwrap();
+            if events
+                .send(mcp_bridge_vscode::upstream::UpstreamEvent::Message(message))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    for id in 0..20 {
+        assert_eq!(
+            bridge
+                .call(json!({"jsonrpc":"2.0","id":format!("p{id}"),"method":"ping"}))
+                .await["id"],
+            format!("p{id}")
+        );
+    }
+    bridge
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}))
+        .await;
+    let cancel = loop {
+        let frame = upstream.recv().await;
+        if frame["method"] == "notifications/cancelled" {
+            break frame;
+        }
+    };
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+    flood.abort();
+}

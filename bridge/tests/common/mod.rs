@@ -275,6 +275,11 @@ impl Upstream {
             .unwrap();
     }
 
+    /// A sender of events as the server, for a task that sends on its own.
+    pub fn events(&mut self) -> mpsc::Sender<UpstreamEvent> {
+        self.peer().events.clone()
+    }
+
     pub async fn send_event(&mut self, event: UpstreamEvent) {
         self.peer().events.send(event).await.unwrap();
     }
