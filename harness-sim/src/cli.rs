@@ -35,7 +35,9 @@ use crate::report::{CallRecord, Report};
                   Other forms:\n  harness-sim tap --out FILE -- <server command...>\n  harness-sim replay FILE -- <server command...>\n  \
                   harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
-                  (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)"
+                  (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
+                  harness-sim relay -- <server command...>\n    \
+                  passes both directions through unchanged: the floor of bench --floor"
 )]
 struct RunArgs {
     /// The client to simulate.

@@ -245,9 +245,15 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         quick: options.quick,
     };
     let mut rows = Vec::new();
-    let mut notes = vec![
+    let mut notes = Vec::new();
+    if cfg!(debug_assertions) {
+        let warning = "this is a debug build: the bridge and the fixture of the debug profile are measured; run cargo run --release -p harness-sim -- bench".to_owned();
+        eprintln!("bench: {warning}");
+        notes.push(warning);
+    }
+    notes.extend([
         "direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned(),
-    ];
+    ]);
     for scenario in Scenario::ALL {
         if !options.only.is_empty() && !options.only.contains(&scenario) {
             continue;
