@@ -347,7 +347,7 @@ proptest! {
         let _ = errors::client_error(value.clone());
         let _ = errors::code_and_message(&object);
         let _ = meta::client_progress_token(Some(&object));
-        let base = meta::base_meta(Some(&value), object.clone());
+        let base = std::sync::Arc::new(meta::base_meta(Some(&value), object.clone()));
         let _ = meta::request_meta(&base, Some("info"), Some(value.clone()), Some(object.clone()));
         let _ = progress::client_progress(object.clone(), &value);
         let _ = events::subscription_id(Some(&object));

@@ -108,7 +108,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = errors::client_error(any.clone());
     let _ = errors::code_and_message(&result);
     let _ = meta::client_progress_token(Some(&result));
-    let base = meta::base_meta(Some(&any), result.clone());
+    let base = std::sync::Arc::new(meta::base_meta(Some(&any), result.clone()));
     let _ = meta::request_meta(&base, Some("info"), Some(any.clone()), Some(result.clone()));
     let _ = progress::client_progress(result.clone(), &any);
     let _ = events::subscription_id(Some(&result));

@@ -6,7 +6,9 @@
 //! the trace context and the `vscode.` keys pass.
 
 use super::UPSTREAM_PROTOCOL_VERSION;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 type Object = Map<String, Value>;
 
@@ -34,28 +36,73 @@ pub fn base_meta(client_info: Option<&Value>, upstream_capabilities: Object) -> 
     meta
 }
 
-/// The `_meta` of one upstream request (R3): the base, the log level when VS Code set
-/// one (O5), the bridge's progress token when VS Code asked for progress (C3, O4),
-/// and the keys of VS Code's `_meta` that may pass.
+/// The `_meta` of one upstream request (R3): the part that every request shares,
+/// made once at initialize, and the request's own keys. It is written at encode time
+/// (see [`Serialize`]), so no request copies the shared part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMeta {
+    pub shared: Arc<Object>,
+    pub own: Object,
+}
+
+impl RequestMeta {
+    /// The `_meta` of a request without keys of its own (server/discover,
+    /// subscriptions/listen).
+    pub fn shared_only(shared: &Arc<Object>) -> Self {
+        Self {
+            shared: shared.clone(),
+            own: Object::new(),
+        }
+    }
+
+    /// The whole `_meta`, as one object.
+    pub fn to_map(&self) -> Object {
+        let mut meta = Object::clone(&self.shared);
+        meta.extend(
+            self.own
+                .iter()
+                .map(|(key, value)| (key.clone(), value.clone())),
+        );
+        meta
+    }
+}
+
+/// The shared keys, then the request's own keys: one JSON object.
+impl Serialize for RequestMeta {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.shared.len() + self.own.len()))?;
+        for (key, value) in self.shared.iter().chain(self.own.iter()) {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The `_meta` of one upstream request (R3): the shared part, the log level when
+/// VS Code set one (O5), the bridge's progress token when VS Code asked for progress
+/// (C3, O4), and the keys of VS Code's `_meta` that may pass.
 pub fn request_meta(
-    base: &Object,
+    shared: &Arc<Object>,
     log_level: Option<&str>,
     progress_token: Option<Value>,
     client_meta: Option<Object>,
-) -> Object {
-    let mut meta = base.clone();
+) -> RequestMeta {
+    let mut own = Object::new();
     if let Some(level) = log_level {
-        meta.insert(LOG_LEVEL_KEY.into(), level.into());
+        own.insert(LOG_LEVEL_KEY.into(), level.into());
     }
     if let Some(token) = progress_token {
-        meta.insert(PROGRESS_TOKEN_KEY.into(), token);
+        own.insert(PROGRESS_TOKEN_KEY.into(), token);
     }
     for (key, value) in client_meta.into_iter().flatten() {
         if passes_upstream(&key) {
-            meta.insert(key, value);
+            own.insert(key, value);
         }
     }
-    meta
+    RequestMeta {
+        shared: shared.clone(),
+        own,
+    }
 }
 
 /// The progress token of VS Code's request (C3): any string or number, also `0`.
@@ -116,11 +163,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn base() -> Object {
-        base_meta(
+    fn base() -> Arc<Object> {
+        Arc::new(base_meta(
             Some(&json!({"name":"Visual Studio Code","version":"1.141.0"})),
             Object::new(),
-        )
+        ))
     }
 
     #[test]
@@ -139,7 +186,11 @@ mod tests {
             client.as_object().cloned(),
         );
         assert_eq!(
-            Value::Object(meta),
+            serde_json::to_value(&meta).unwrap(),
+            Value::Object(meta.to_map())
+        );
+        assert_eq!(
+            Value::Object(meta.to_map()),
             json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": {"name":"Visual Studio Code","version":"1.141.0"},
@@ -154,7 +205,11 @@ mod tests {
 
     #[test]
     fn r3_without_level_token_or_client_meta_only_the_base_goes() {
-        assert_eq!(request_meta(&base(), None, None, None), base());
+        assert_eq!(
+            request_meta(&base(), None, None, None),
+            RequestMeta::shared_only(&base())
+        );
+        assert_eq!(request_meta(&base(), None, None, None).to_map(), *base());
     }
 
     #[test]

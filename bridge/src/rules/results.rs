@@ -94,9 +94,7 @@ pub fn shape_result(method: &str, result: &mut Object) -> Vec<ToolSchemaFix> {
 /// Removes `resultType`, `ttlMs`, `cacheScope` and the serverInfo key of `_meta`,
 /// and `_meta` itself when nothing is left in it (R8, O10).
 pub fn strip_modern_members(result: &mut Object) {
-    for member in MODERN_RESULT_MEMBERS {
-        result.shift_remove(member);
-    }
+    result.retain(|name, _| !MODERN_RESULT_MEMBERS.contains(&name.as_str()));
     if let Some(Value::Object(meta)) = result.get_mut("_meta") {
         meta.shift_remove(SERVER_INFO_KEY);
         if meta.is_empty() {

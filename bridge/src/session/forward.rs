@@ -1,6 +1,6 @@
 //! Forwarded requests and what the upstream sends back (R3-R6, O4, O8-O11, C3).
 
-use super::table::{InFlight, Pending, RoundPhase, Timer};
+use super::table::{InFlight, KeptRequest, Pending, RoundPhase, Timer};
 use super::{Session, key_of};
 use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::rules::errors;
@@ -89,13 +89,16 @@ impl Session {
             progress_token.map(Value::from),
             client_meta,
         );
-        params.insert("_meta".into(), Value::Object(meta));
         let params = Arc::new(params);
-        let kept = may_ask_for_input(&method).then(|| params.clone());
+        let kept = may_ask_for_input(&method).then(|| KeptRequest {
+            params: params.clone(),
+            meta: meta.clone(),
+        });
         self.send_upstream(Outgoing::Request {
             id: upstream_id,
             method: method.clone(),
             params,
+            meta,
         });
         let first_notice = self.limits.still_waiting_after;
         let limit = self.round_limit(&method, 1);
@@ -121,7 +124,7 @@ impl Session {
                 waiting_since: Instant::now(),
                 next_notice: first_notice,
                 timer,
-                params: kept,
+                kept,
                 state_sent: false,
                 last_input_wait: Duration::ZERO,
                 accepted_urls: Vec::new(),

@@ -6,7 +6,7 @@ use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
 use crate::rules::initialize::initialize_result;
-use crate::rules::meta::{base_meta, request_meta};
+use crate::rules::meta::{RequestMeta, base_meta};
 use crate::rules::results::{ResultKind, result_kind};
 use crate::rules::{UPSTREAM_PROTOCOL_VERSION, errors};
 use crate::upstream::Outgoing;
@@ -57,15 +57,11 @@ impl Session {
         };
         self.slot.set(link.control.clone());
         self.upstream = Some(Connected::from(link));
-        let base = base_meta(
+        let base = Arc::new(base_meta(
             client_info.as_ref(),
             upstream_client_capabilities(&capabilities),
-        );
-        let mut discover = Map::new();
-        discover.insert(
-            "_meta".into(),
-            Value::Object(request_meta(&base, None, None, None)),
-        );
+        ));
+        let meta = RequestMeta::shared_only(&base);
         self.client = Some(ClientContext {
             base_meta: base,
             inputs: InputKinds::of(&capabilities),
@@ -75,7 +71,8 @@ impl Session {
         self.send_upstream(Outgoing::Request {
             id: discover_id,
             method: "server/discover".into(),
-            params: Arc::new(discover),
+            params: Arc::new(Map::new()),
+            meta,
         });
         let timer = self.timers.insert(Timer::Discover, self.discover_timeout);
         self.phase = Phase::Initializing {

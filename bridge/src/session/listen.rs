@@ -6,7 +6,7 @@ use super::{Session, key_of};
 use crate::log::BRIDGE;
 use crate::notify::events::{log_message, subscription_id};
 use crate::notify::listen::{Action, End};
-use crate::rules::meta::request_meta;
+use crate::rules::meta::RequestMeta;
 use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Notification;
@@ -179,17 +179,15 @@ impl Session {
                     let Some(client) = &self.client else {
                         continue;
                     };
+                    let meta = RequestMeta::shared_only(&client.base_meta);
                     let mut params = Map::new();
                     params.insert("notifications".into(), Value::Object(notifications));
-                    params.insert(
-                        "_meta".into(),
-                        Value::Object(request_meta(&client.base_meta, None, None, None)),
-                    );
                     self.table.upstream.insert(id, Pending::Listen);
                     self.send_upstream(Outgoing::Request {
                         id,
                         method: "subscriptions/listen".into(),
                         params: Arc::new(params),
+                        meta,
                     });
                 }
                 Action::Cancel { id } => {

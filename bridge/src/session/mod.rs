@@ -175,7 +175,7 @@ impl From<UpstreamLink> for Connected {
 #[derive(Debug)]
 struct ClientContext {
     /// The `_meta` that every upstream request starts from (R3).
-    base_meta: Map<String, Value>,
+    base_meta: Arc<Map<String, Value>>,
     /// What VS Code can answer (M2).
     inputs: InputKinds,
 }

@@ -307,10 +307,11 @@ impl Session {
         else {
             return;
         };
-        let Some(original) = &request.params else {
+        let Some(original) = &request.kept else {
             return;
         };
-        let mut params = Map::clone(original);
+        let meta = original.meta.clone();
+        let mut params = Map::clone(&original.params);
         params.insert("inputResponses".into(), Value::Object(round.answers));
         request.state_sent = round.request_state.is_some();
         if let Some(state) = round.request_state {
@@ -338,6 +339,7 @@ impl Session {
             id: upstream_id,
             method,
             params: Arc::new(params),
+            meta,
         });
     }
 
@@ -350,6 +352,9 @@ impl Session {
         reply: Option<Result<Value, Value>>,
     ) -> Option<InFlight> {
         let mut request = self.table.remove(key)?;
+        // No round follows: the kept params go before the reply is written, so
+        // that a large request and its large result are not in memory together.
+        request.kept = None;
         self.timers.try_remove(&request.timer);
         self.complete_url_steps(std::mem::take(&mut request.accepted_urls))
             .await;

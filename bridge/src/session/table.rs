@@ -2,6 +2,7 @@
 //! and the bridge's own requests to VS Code (the input requests of M2).
 
 use crate::rules::input::Ask;
+use crate::rules::meta::RequestMeta;
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -31,15 +32,24 @@ pub(crate) struct InFlight {
     /// The next "still waiting" line, as time since the wait started.
     pub next_notice: Duration,
     pub timer: delay_queue::Key,
-    /// The upstream params, kept for the next round when the method can ask for
+    /// The upstream request, kept for the next round when the method can ask for
     /// input (M2); shared with the upstream writer, not copied.
-    pub params: Option<Arc<Map<String, Value>>>,
+    pub kept: Option<KeptRequest>,
     /// Whether the current upstream round carried a `requestState`.
     pub state_sent: bool,
     /// How long VS Code took to answer the last round.
     pub last_input_wait: Duration,
     /// URL steps that VS Code accepted and that are not complete: url → elicitationId (O1).
     pub accepted_urls: Vec<(String, String)>,
+}
+
+/// What a request needs for its next round.
+#[derive(Debug)]
+pub(crate) struct KeptRequest {
+    /// The params of round 1, without `_meta`.
+    pub params: Arc<Map<String, Value>>,
+    /// The `_meta` of round 1: a request keeps the log level it started with.
+    pub meta: RequestMeta,
 }
 
 /// Who a request of VS Code waits for.

@@ -10,6 +10,7 @@
 pub mod memory;
 pub mod stdio;
 
+use crate::rules::meta::RequestMeta;
 use crate::wire::frame::Message;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -21,12 +22,14 @@ use tokio::sync::mpsc;
 /// A frame for the upstream server.
 #[derive(Debug)]
 pub enum Outgoing {
-    /// A request. The params are shared with the session, which keeps them for
-    /// the next round of an input request (M2) without a copy.
+    /// A request. The params (without `_meta`) are shared with the session, which
+    /// keeps them for the next round of an input request (M2) without a copy; the
+    /// `_meta` is written from its shared part at encode time.
     Request {
         id: u64,
         method: String,
         params: Arc<Map<String, Value>>,
+        meta: RequestMeta,
     },
     Notification {
         method: &'static str,
@@ -42,7 +45,7 @@ impl Outgoing {
             jsonrpc: &'static str,
             id: u64,
             method: &'a str,
-            params: &'a Map<String, Value>,
+            params: Params<'a>,
         }
         #[derive(Serialize)]
         struct Notification<'a> {
@@ -50,15 +53,20 @@ impl Outgoing {
             method: &'a str,
             params: &'a Map<String, Value>,
         }
-        // Serializing a Map into a Vec cannot fail.
+        // Serializing maps of JSON values into a Vec cannot fail.
         let written = match self {
-            Self::Request { id, method, params } => serde_json::to_writer(
+            Self::Request {
+                id,
+                method,
+                params,
+                meta,
+            } => serde_json::to_writer(
                 &mut *out,
                 &Request {
                     jsonrpc: "2.0",
                     id: *id,
                     method,
-                    params,
+                    params: Params { params, meta },
                 },
             ),
             Self::Notification { method, params } => serde_json::to_writer(
@@ -73,6 +81,28 @@ impl Outgoing {
         if written.is_ok() {
             out.push(b'\n');
         }
+    }
+}
+
+/// The params of a request with its `_meta` as the last member.
+struct Params<'a> {
+    params: &'a Map<String, Value>,
+    meta: &'a RequestMeta,
+}
+
+impl Serialize for Params<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.params.len() + 1))?;
+        for (name, value) in self
+            .params
+            .iter()
+            .filter(|(name, _)| name.as_str() != "_meta")
+        {
+            map.serialize_entry(name, value)?;
+        }
+        map.serialize_entry("_meta", self.meta)?;
+        map.end()
     }
 }
 
@@ -169,11 +199,13 @@ mod tests {
     #[test]
     fn outgoing_frames_are_json_rpc_lines() {
         let params = json!({"_meta": {"x": 1}}).as_object().unwrap().clone();
+        let shared = Arc::new(json!({"x": 1}).as_object().unwrap().clone());
         let mut out = Vec::new();
         Outgoing::Request {
             id: 7,
             method: "tools/list".into(),
-            params: Arc::new(params.clone()),
+            params: Arc::new(Map::new()),
+            meta: RequestMeta::shared_only(&shared),
         }
         .encode_into(&mut out);
         Outgoing::Notification {

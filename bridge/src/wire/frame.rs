@@ -3,7 +3,7 @@
 //! A frame is classified by taking its object apart, so that large `params` and
 //! `result` values move into the message without a copy.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// One JSON-RPC message, taken apart.
 #[derive(Debug, PartialEq)]
@@ -125,33 +125,51 @@ pub fn is_valid_id(id: &Value) -> bool {
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}`
 pub fn result_frame(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    envelope(Some(id), [("result", result)])
 }
 
 /// `{"jsonrpc":"2.0","id":…,"error":…}`
 pub fn error_frame(id: Value, error: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": error})
+    envelope(Some(id), [("error", error)])
 }
 
 /// `{"jsonrpc":"2.0","method":…,"params":…}`, without `params` when there are none.
 pub fn notification_frame(method: &str, params: Option<Map<String, Value>>) -> Value {
-    let mut frame = Map::new();
-    frame.insert("jsonrpc".into(), "2.0".into());
-    frame.insert("method".into(), method.into());
-    if let Some(params) = params {
-        frame.insert("params".into(), Value::Object(params));
+    match params {
+        Some(params) => envelope(
+            None,
+            [("method", method.into()), ("params", Value::Object(params))],
+        ),
+        None => envelope(None, [("method", method.into())]),
     }
-    Value::Object(frame)
 }
 
 /// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`
 pub fn request_frame(id: Value, method: &str, params: Map<String, Value>) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    envelope(
+        Some(id),
+        [("method", method.into()), ("params", Value::Object(params))],
+    )
+}
+
+/// A frame built by moving its members in: `json!` would copy every value, a
+/// 64 MiB result too.
+fn envelope<const N: usize>(id: Option<Value>, members: [(&str, Value); N]) -> Value {
+    let mut frame = Map::with_capacity(N + 2);
+    frame.insert("jsonrpc".into(), Value::String("2.0".into()));
+    if let Some(id) = id {
+        frame.insert("id".into(), id);
+    }
+    for (name, value) in members {
+        frame.insert(name.into(), value);
+    }
+    Value::Object(frame)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn classify(frame: Value) -> Result<Message, Invalid> {
         Message::classify(frame)

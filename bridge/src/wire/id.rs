@@ -7,8 +7,8 @@ use std::fmt;
 /// different ids, so the key keeps the kind beside the text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum IdKey {
-    /// A number id, in its JSON text (`7`, `-2`, `1.5`).
-    Number(String),
+    /// A number id (`7`, `-2`, `1.5`).
+    Number(serde_json::Number),
     /// A string id, without quotes.
     String(String),
 }
@@ -18,7 +18,7 @@ impl IdKey {
     /// (MCP ids are never null, objects or arrays).
     pub fn of(id: &Value) -> Option<Self> {
         match id {
-            Value::Number(number) => Some(Self::Number(number.to_string())),
+            Value::Number(number) => Some(Self::Number(number.clone())),
             Value::String(text) => Some(Self::String(text.clone())),
             _ => None,
         }
@@ -27,7 +27,7 @@ impl IdKey {
     /// The id as a JSON value again, for a response.
     pub fn to_value(&self) -> Value {
         match self {
-            Self::Number(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            Self::Number(number) => Value::Number(number.clone()),
             Self::String(text) => Value::String(text.clone()),
         }
     }
@@ -38,7 +38,7 @@ impl IdKey {
 impl fmt::Display for IdKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Number(text) => f.write_str(text),
+            Self::Number(number) => write!(f, "{number}"),
             Self::String(text) => write!(f, "{}", Value::String(text.clone())),
         }
     }
@@ -52,7 +52,7 @@ mod tests {
     #[test]
     fn number_and_string_ids_differ() {
         assert_ne!(IdKey::of(&json!(1)), IdKey::of(&json!("1")));
-        assert_eq!(IdKey::of(&json!(0)), Some(IdKey::Number("0".into())));
+        assert_eq!(IdKey::of(&json!(0)), Some(IdKey::Number(0.into())));
     }
 
     #[test]
