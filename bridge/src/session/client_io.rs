@@ -4,7 +4,7 @@
 use crate::log::BRIDGE;
 use crate::wire::codec::{self, Line, LineReader, ParseFailure};
 use crate::wire::error::Cause;
-use crate::wire::frame::{InvalidKind, Message};
+use crate::wire::frame::{InvalidKind, LineFailure, Message};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
@@ -53,28 +53,23 @@ pub(crate) async fn read_client<R: AsyncRead + Unpin>(
 
 fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
     match line {
-        Line::Complete(bytes) => match codec::parse(&bytes) {
+        Line::Complete(bytes) => match Message::parse(&bytes) {
             Ok(None) => None,
-            Ok(Some(frame)) => {
-                drop(bytes);
-                Some(match Message::classify(frame) {
-                    Ok(message) => ClientEvent::Message(message),
-                    Err(invalid) if invalid.kind == InvalidKind::Notification => {
-                        tracing::debug!(target: BRIDGE, "dropped a notification of the client that is not valid JSON-RPC");
-                        return None;
-                    }
-                    Err(invalid) => ClientEvent::Unusable {
-                        recovered_id: invalid.id.clone(),
-                        id: invalid.id,
-                        cause: match invalid.kind {
-                            InvalidKind::Shape => Cause::InvalidRequestShape,
-                            InvalidKind::Params | InvalidKind::Notification => Cause::InvalidParams,
-                        },
-                        detail: None,
-                    },
-                })
+            Ok(Some(message)) => Some(ClientEvent::Message(message)),
+            Err(LineFailure::Invalid(invalid)) if invalid.kind == InvalidKind::Notification => {
+                tracing::debug!(target: BRIDGE, "dropped a notification of the client that is not valid JSON-RPC");
+                None
             }
-            Err(failure) => {
+            Err(LineFailure::Invalid(invalid)) => Some(ClientEvent::Unusable {
+                recovered_id: invalid.id.clone(),
+                id: invalid.id,
+                cause: match invalid.kind {
+                    InvalidKind::Shape => Cause::InvalidRequestShape,
+                    InvalidKind::Params | InvalidKind::Notification => Cause::InvalidParams,
+                },
+                detail: None,
+            }),
+            Err(LineFailure::Parse(failure)) => {
                 let recovered_id = codec::recover_id_of_line(&bytes);
                 Some(match failure {
                     // JSON-RPC answers a parse error with a null id.

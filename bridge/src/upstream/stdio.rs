@@ -10,7 +10,7 @@ use super::{
 };
 use crate::log::BRIDGE;
 use crate::wire::codec::{self, Line, LineReader, ParseFailure};
-use crate::wire::frame::Message;
+use crate::wire::frame::{LineFailure, Message};
 use std::ffi::OsString;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -129,20 +129,15 @@ async fn read_frames(
 /// The event for one upstream line; `None` for a blank line.
 pub(crate) fn event_of_line(line: Line) -> Option<UpstreamEvent> {
     match line {
-        Line::Complete(bytes) => match codec::parse(&bytes) {
+        Line::Complete(bytes) => match Message::parse(&bytes) {
             Ok(None) => None,
-            Ok(Some(frame)) => {
-                drop(bytes);
-                Some(match Message::classify(frame) {
-                    Ok(message) => UpstreamEvent::Message(message),
-                    Err(invalid) => UpstreamEvent::Unreadable {
-                        frame: "a frame".into(),
-                        reason: "it is not a valid JSON-RPC message".into(),
-                        id: invalid.id,
-                    },
-                })
-            }
-            Err(failure) => Some(UpstreamEvent::Unreadable {
+            Ok(Some(message)) => Some(UpstreamEvent::Message(message)),
+            Err(LineFailure::Invalid(invalid)) => Some(UpstreamEvent::Unreadable {
+                frame: "a frame".into(),
+                reason: "it is not a valid JSON-RPC message".into(),
+                id: invalid.id.or_else(|| codec::recover_id_of_line(&bytes)),
+            }),
+            Err(LineFailure::Parse(failure)) => Some(UpstreamEvent::Unreadable {
                 frame: format!("a frame of {} bytes", bytes.len()),
                 reason: match failure {
                     ParseFailure::NotJson => "it is not valid JSON".into(),

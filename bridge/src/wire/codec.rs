@@ -181,13 +181,21 @@ pub fn parse(line: &[u8]) -> Result<Option<Value>, ParseFailure> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    serde_json::from_slice(line).map(Some).map_err(|error| {
-        if error.to_string().starts_with("recursion limit exceeded") {
-            ParseFailure::TooDeep
-        } else {
-            ParseFailure::NotJson
-        }
-    })
+    serde_json::from_slice(line)
+        .map(Some)
+        .map_err(|error| failure_of(&error).unwrap_or(ParseFailure::NotJson))
+}
+
+/// The failure of a parse that is not about the shape of the value: `None` for a
+/// JSON text that parsed but did not fit (a member twice).
+pub fn failure_of(error: &serde_json::Error) -> Option<ParseFailure> {
+    if error.to_string().starts_with("recursion limit exceeded") {
+        Some(ParseFailure::TooDeep)
+    } else if error.is_data() {
+        None
+    } else {
+        Some(ParseFailure::NotJson)
+    }
 }
 
 /// Appends one frame and its newline. serde_json escapes every control character

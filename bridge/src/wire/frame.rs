@@ -3,6 +3,8 @@
 //! A frame is classified by taking its object apart, so that large `params` and
 //! `result` values move into the message without a copy.
 
+use super::codec::{self, ParseFailure};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 /// One JSON-RPC message, taken apart.
@@ -61,7 +63,73 @@ pub enum InvalidKind {
     Notification,
 }
 
+/// The members of a JSON-RPC frame. A line parses straight into this, which skips
+/// the map of the top level; unknown members are left out.
+#[derive(Debug, Default, Deserialize)]
+struct Envelope {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+/// A member that is present, `null` too (an `Option` alone reads `null` as absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// Why a line is not a message.
+#[derive(Debug, PartialEq)]
+pub enum LineFailure {
+    /// Not JSON, or too deep.
+    Parse(ParseFailure),
+    /// JSON, but not a JSON-RPC message that MCP accepts.
+    Invalid(Invalid),
+}
+
 impl Message {
+    /// Parses one line into a message; blank lines are `Ok(None)`.
+    pub fn parse(line: &[u8]) -> Result<Option<Self>, LineFailure> {
+        match line.iter().find(|byte| !byte.is_ascii_whitespace()) {
+            None => return Ok(None),
+            Some(b'{') => {}
+            // A batch or a scalar is JSON, but not a message of MCP.
+            Some(_) => {
+                return Err(match codec::parse(line) {
+                    Ok(_) => LineFailure::Invalid(Invalid {
+                        id: None,
+                        kind: InvalidKind::Shape,
+                    }),
+                    Err(failure) => LineFailure::Parse(failure),
+                });
+            }
+        }
+        // JSON is UTF-8 throughout, unknown members too, which the envelope skips
+        // without reading: the whole line is checked first (and parses faster as text).
+        let Ok(text) = std::str::from_utf8(line) else {
+            return Err(LineFailure::Parse(ParseFailure::NotJson));
+        };
+        match serde_json::from_str::<Envelope>(text) {
+            Ok(envelope) => envelope.classify().map(Some).map_err(LineFailure::Invalid),
+            Err(error) => Err(match codec::failure_of(&error) {
+                Some(failure) => LineFailure::Parse(failure),
+                // A member twice: an object, but not a frame.
+                None => LineFailure::Invalid(Invalid {
+                    id: None,
+                    kind: InvalidKind::Shape,
+                }),
+            }),
+        }
+    }
+
     /// Classifies one parsed frame.
     pub fn classify(frame: Value) -> Result<Self, Invalid> {
         let Value::Object(mut object) = frame else {
@@ -70,7 +138,29 @@ impl Message {
                 kind: InvalidKind::Shape,
             });
         };
-        let id = object.remove("id");
+        let mut take = |name: &str| object.remove(name);
+        Envelope {
+            jsonrpc: take("jsonrpc"),
+            id: take("id"),
+            method: take("method"),
+            params: take("params"),
+            result: take("result"),
+            error: take("error"),
+        }
+        .classify()
+    }
+}
+
+impl Envelope {
+    fn classify(self) -> Result<Message, Invalid> {
+        let Envelope {
+            jsonrpc,
+            id,
+            method,
+            params,
+            result,
+            error,
+        } = self;
         let usable_id = id.as_ref().filter(|id| is_valid_id(id)).cloned();
         let invalid = |kind| {
             Err(Invalid {
@@ -78,26 +168,26 @@ impl Message {
                 kind,
             })
         };
-        let notification = id.is_none() && object.get("method").is_some_and(Value::is_string);
-        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        let notification = id.is_none() && method.as_ref().is_some_and(Value::is_string);
+        if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
             return invalid(if notification {
                 InvalidKind::Notification
             } else {
                 InvalidKind::Shape
             });
         }
-        match object.remove("method") {
+        match method {
             Some(Value::String(method)) => {
-                let params = match object.remove("params") {
+                let params = match params {
                     None => None,
                     Some(Value::Object(params)) => Some(params),
                     Some(_) if notification => return invalid(InvalidKind::Notification),
                     Some(_) => return invalid(InvalidKind::Params),
                 };
                 match id {
-                    None => Ok(Self::Notification(Notification { method, params })),
+                    None => Ok(Message::Notification(Notification { method, params })),
                     Some(id) if is_valid_id(&id) => {
-                        Ok(Self::Request(Request { id, method, params }))
+                        Ok(Message::Request(Request { id, method, params }))
                     }
                     Some(_) => invalid(InvalidKind::Shape),
                 }
@@ -107,12 +197,12 @@ impl Message {
                 let Some(id) = id else {
                     return invalid(InvalidKind::Shape);
                 };
-                let outcome = match (object.remove("result"), object.remove("error")) {
+                let outcome = match (result, error) {
                     (Some(result), None) => Outcome::Result(result),
                     (None, Some(error)) => Outcome::Error(error),
                     _ => return invalid(InvalidKind::Shape),
                 };
-                Ok(Self::Response(Response { id, outcome }))
+                Ok(Message::Response(Response { id, outcome }))
             }
         }
     }
@@ -276,5 +366,45 @@ mod tests {
                 "{frame}"
             );
         }
+    }
+
+    #[test]
+    fn lines_parse_straight_into_messages() {
+        assert_eq!(Message::parse(b" \t"), Ok(None));
+        let ping = Message::parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping","x":[1]}"#);
+        assert_eq!(
+            ping,
+            Ok(Some(Message::Request(Request {
+                id: json!(1),
+                method: "ping".into(),
+                params: None
+            })))
+        );
+        let shape = Err(LineFailure::Invalid(Invalid {
+            id: None,
+            kind: InvalidKind::Shape,
+        }));
+        assert_eq!(Message::parse(b"[1,2]"), shape);
+        assert_eq!(Message::parse(b"7"), shape);
+        assert_eq!(
+            Message::parse(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
+            shape
+        );
+        let not_json = Err(LineFailure::Parse(ParseFailure::NotJson));
+        assert_eq!(Message::parse(b"[1,"), not_json);
+        assert_eq!(
+            Message::parse(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}"),
+            not_json
+        );
+        assert_eq!(Message::parse(br#"{"jsonrpc":"2.0"} x"#), not_json);
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{{\"a\":{}{}}}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(
+            Message::parse(deep.as_bytes()),
+            Err(LineFailure::Parse(ParseFailure::TooDeep))
+        );
     }
 }
