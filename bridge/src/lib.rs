@@ -31,4 +31,4 @@ pub mod session;
 pub mod upstream;
 pub mod wire;
 
-pub use session::{Exit, serve};
+pub use session::{Exit, serve, serve_with};

@@ -18,7 +18,10 @@ fn main() -> ExitCode {
     };
     log::init(config.log_level);
     run::exit_on_panic();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: the bridge's work per frame is short, a hand-over between two
+    // workers costs more than it saves on two shared cores, and one thread keeps one
+    // allocator arena. The executable's last-resort watchdog is an OS thread.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

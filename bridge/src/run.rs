@@ -3,12 +3,13 @@
 
 use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
-use crate::session::{Exit, serve};
+use crate::session::{Exit, serve_with, watchdog_line};
 use crate::upstream::Connector;
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 #[cfg(unix)]
 use std::os::fd::AsFd;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The connector of the configured upstream.
@@ -25,7 +26,39 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
 
 /// Serves VS Code on stdin and stdout.
 pub async fn run_stdio(config: &Config) -> Exit {
-    serve(config, connector(config), client_input(), client_output()).await
+    let backstop = last_resort_watchdog(config.limits.watchdog + LAST_RESORT_AFTER);
+    serve_with(
+        config,
+        connector(config),
+        client_input(),
+        client_output(),
+        backstop,
+    )
+    .await
+}
+
+/// How long after the watchdog the last-resort watchdog acts.
+const LAST_RESORT_AFTER: Duration = Duration::from_secs(1);
+
+/// The session's watchdog is a timer of the runtime, and the runtime has one
+/// thread: if that thread were ever stuck, no timer of it could fire. This one is
+/// an OS thread, armed at the end of stdin, that stops the bridge a moment after
+/// the session's watchdog would have, as the contract's watchdog does.
+fn last_resort_watchdog(after: Duration) -> Box<dyn FnOnce() + Send> {
+    Box::new(move || {
+        std::thread::spawn(move || {
+            // Real time on purpose: this thread must act when the runtime cannot.
+            #[allow(clippy::disallowed_methods)]
+            std::thread::sleep(after);
+            write_line(&crate::log::line(
+                VSCODE,
+                &tracing::Level::WARN,
+                &watchdog_line(after - LAST_RESORT_AFTER),
+            ));
+            kill_all_groups();
+            std::process::exit(0);
+        });
+    })
 }
 
 /// Stdin. VS Code gives the bridge pipes; tokio's `stdin()` does each read on a
@@ -93,15 +126,19 @@ pub fn exit_on_panic() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
-            "{}",
-            crate::log::line(
-                VSCODE,
-                &tracing::Level::ERROR,
-                &format!("the bridge stopped because of an internal error: {message}{location}")
-            )
-        );
+        write_line(&crate::log::line(
+            VSCODE,
+            &tracing::Level::ERROR,
+            &format!("the bridge stopped because of an internal error: {message}{location}"),
+        ));
         kill_all_groups();
         std::process::exit(1);
     }));
+}
+
+/// One line on stderr, outside the logger. A stderr that is gone is no reason to
+/// fail: these lines come on the way out.
+fn write_line(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

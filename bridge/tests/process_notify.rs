@@ -96,6 +96,7 @@ async fn the_shutdown_of_the_upstream_ends_its_listen_stream_and_the_bridge_exit
     );
     let (status, _) = bridge.wait_exit(EXCHANGE).await.expect("the bridge exits");
     assert_eq!(status.code(), Some(1));
+    assert!(bridge.wait_stderr_closed(EXCHANGE).await);
     let lines = bridge.stderr_lines();
     assert!(lines.iter().any(|l| l.starts_with("mcp-bridge-vscode: bridge: info: the upstream server ended the listen stream. A new stream follows in 500 ms.")), "{lines:#?}");
     assert!(

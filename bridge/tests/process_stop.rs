@@ -184,6 +184,7 @@ async fn an_upstream_that_closes_its_stdout_while_stdin_is_open_is_stopped_and_t
     assert_eq!(error["error"]["data"]["cause"], "upstream_exited");
     let (status, _) = bridge.wait_exit(EXCHANGE).await.expect("the bridge exits");
     assert_eq!(status.code(), Some(1));
+    assert!(bridge.wait_stderr_closed(EXCHANGE).await);
     assert!(bridge.stderr_lines().iter().any(|l| l == "mcp-bridge-vscode: bridge: warning: the upstream server closed its stdout but did not exit, thus the bridge stops it"));
     assert!(bridge.wait_group_gone(EXCHANGE).await);
 }
@@ -203,6 +204,31 @@ async fn the_watchdog_stops_a_bridge_that_does_not_stop_eight_seconds_after_the_
         "{after:?}"
     );
     assert!(bridge.stderr_lines().iter().any(|l| l == "mcp-bridge-vscode: vscode: warning: the bridge did not stop in 8 s after the end of stdin, thus it stops now"));
+    assert!(
+        bridge.wait_group_gone(EXCHANGE).await,
+        "the watchdog left the upstream running"
+    );
+}
+
+#[tokio::test]
+async fn the_last_resort_watchdog_stops_a_bridge_whose_runtime_is_stuck() {
+    let mut bridge = start(
+        &[],
+        &[fixture_exe()],
+        &[("MCP_BRIDGE_TEST_FAULT", "block-at-end")],
+    );
+    initialize(&mut bridge).await;
+    let (code, after) = stop(&mut bridge, Duration::from_secs(15)).await;
+    assert_eq!(code, Some(0));
+    assert!(
+        after >= Duration::from_secs(9) && after < Duration::from_secs(11),
+        "{after:?}"
+    );
+    let line = "mcp-bridge-vscode: vscode: warning: the bridge did not stop in 8 s after the end of stdin, thus it stops now";
+    assert_eq!(
+        bridge.stderr_lines().iter().filter(|l| *l == line).count(),
+        1
+    );
     assert!(
         bridge.wait_group_gone(EXCHANGE).await,
         "the watchdog left the upstream running"

@@ -1,6 +1,6 @@
 //! Forwarded requests and what the upstream sends back (R3-R6, O4, O8-O11, C3).
 
-use super::table::{InFlight, KeptRequest, Pending, RoundPhase, Timer};
+use super::table::{InFlight, KeptRequest, Pending, RoundPhase};
 use super::{Session, key_of};
 use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::rules::errors;
@@ -102,9 +102,10 @@ impl Session {
         });
         let first_notice = self.limits.still_waiting_after;
         let limit = self.round_limit(&method, 1);
+        let now = Instant::now();
         let timer = self
-            .timers
-            .insert(Timer::Request(key.clone()), first_notice.min(limit));
+            .deadlines
+            .insert(now + first_notice.min(limit), key.clone());
         self.table
             .upstream
             .insert(upstream_id, Pending::Request(key.clone()));
@@ -121,7 +122,7 @@ impl Session {
                 round: 1,
                 upstream_id,
                 phase: RoundPhase::Upstream,
-                waiting_since: Instant::now(),
+                waiting_since: now,
                 next_notice: first_notice,
                 timer,
                 kept,
@@ -277,6 +278,16 @@ impl Session {
         self.finish(&key, reply).await;
     }
 
+    /// A complete result comes next for the upstream request `id`: the request
+    /// needs no other round, so what a round would need goes now.
+    pub(super) fn release_kept_request(&mut self, upstream_id: u64) {
+        if let Some(Pending::Request(key)) = self.table.upstream.get(&upstream_id)
+            && let Some(request) = self.table.client.get_mut(key)
+        {
+            request.kept = None;
+        }
+    }
+
     /// Ends a request of VS Code with its response.
     pub(super) async fn finish(&mut self, key: &IdKey, reply: Result<Value, Value>) {
         self.close_request(key, "the request ended", Some(reply))
@@ -414,10 +425,9 @@ impl Session {
         let Some(request) = self.table.client.get_mut(key) else {
             return;
         };
-        let elapsed = request.waiting_since.elapsed();
         request.next_notice += every;
-        let wait = request.next_notice.min(limit).saturating_sub(elapsed);
-        request.timer = self.timers.insert(Timer::Request(key.clone()), wait);
+        let at = request.waiting_since + request.next_notice.min(limit);
+        request.timer = self.deadlines.insert(at, key.clone());
     }
 
     /// VS Code cancelled a request: the upstream gets the cancellation, the

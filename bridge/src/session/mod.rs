@@ -6,6 +6,7 @@
 //! order of frames toward VS Code is decided here and nowhere else.
 
 mod client_io;
+mod deadlines;
 mod forward;
 mod lifecycle;
 mod listen;
@@ -82,6 +83,22 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_with(config, connector, input, output, Box::new(|| {})).await
+}
+
+/// [`serve`], and `on_end_of_input` runs as soon as stdin ends, outside the
+/// session: the executable arms its last-resort watchdog there.
+pub async fn serve_with<R, W>(
+    config: &Config,
+    connector: Arc<dyn Connector>,
+    input: R,
+    output: W,
+    on_end_of_input: Box<dyn FnOnce() + Send>,
+) -> Exit
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (client_sender, client_events) = mpsc::channel(1024);
     let (sink, frames) = ClientSink::new(1024);
     let end_of_input = Arc::new(Notify::new());
@@ -90,7 +107,10 @@ where
         input,
         config.max_line_bytes,
         client_sender,
-        move || end.notify_one(),
+        move || {
+            end.notify_one();
+            on_end_of_input();
+        },
     ));
     let writer = tokio::spawn(client_io::write_client(output, frames));
     let slot = UpstreamSlot::default();
@@ -129,12 +149,16 @@ where
 }
 
 fn fire_watchdog(limit: Duration, slot: &UpstreamSlot) {
-    tracing::warn!(
-        target: VSCODE,
+    tracing::warn!(target: VSCODE, "{}", watchdog_line(limit));
+    slot.kill_now();
+}
+
+/// The text of the watchdog's warning line.
+pub fn watchdog_line(limit: Duration) -> String {
+    format!(
         "the bridge did not stop in {} s after the end of stdin, thus it stops now",
         limit.as_secs()
-    );
-    slot.kill_now();
+    )
 }
 
 /// The phase of the connection.
@@ -205,7 +229,10 @@ struct Session {
     next_upstream_id: u64,
     /// The number of the last request of the bridge to VS Code (`b-N`), never reused.
     next_bridge_id: u64,
+    /// The rare timers: discover, and the listen stream's waits.
     timers: DelayQueue<Timer>,
+    /// The next moments of the requests in flight.
+    deadlines: deadlines::Deadlines,
 }
 
 impl Session {
@@ -238,6 +265,7 @@ impl Session {
             next_upstream_id: 1,
             next_bridge_id: 0,
             timers: DelayQueue::new(),
+            deadlines: deadlines::Deadlines::new(),
         }
     }
 
@@ -253,6 +281,10 @@ impl Session {
                         Step::Continue
                     }
                 },
+                key = self.deadlines.next() => {
+                    self.request_timer(key).await;
+                    Step::Continue
+                }
                 Some(expired) = self.timers.next(), if !self.timers.is_empty() => {
                     self.on_timer(expired.into_inner()).await;
                     Step::Continue
@@ -422,6 +454,11 @@ impl Session {
             Some(UpstreamEvent::Exited(report)) => {
                 Step::Exit(self.upstream_exited(Some(report)).await)
             }
+            Some(UpstreamEvent::LargeResult { id, seen }) => {
+                self.release_kept_request(id);
+                let _ = seen.send(());
+                Step::Continue
+            }
             None => Step::Exit(self.upstream_exited(None).await),
         }
     }
@@ -429,7 +466,6 @@ impl Session {
     async fn on_timer(&mut self, timer: Timer) {
         match timer {
             Timer::Discover => self.discover_timed_out().await,
-            Timer::Request(key) => self.request_timer(key).await,
             Timer::ListenRetry => self.listen_retry().await,
             Timer::ListenChange(id) => self.listen_change_timed_out(id).await,
         }
@@ -513,6 +549,16 @@ mod test_faults {
     /// `hang-at-end`: the session never finishes its stop, so the watchdog must.
     pub(super) fn hang_at_end() -> bool {
         fault() == Some("hang-at-end")
+    }
+
+    /// `block-at-end`: the runtime's only thread is stuck at the stop, so no timer
+    /// of the runtime can fire and only the last-resort watchdog of the executable
+    /// can stop the bridge.
+    pub(super) fn block_at_end() {
+        if fault() == Some("block-at-end") {
+            #[allow(clippy::disallowed_methods)]
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
 
     /// `keep-null-cursor`: R4 is broken on purpose, to prove that the conformance

@@ -8,7 +8,7 @@
 
 use super::Session;
 use super::forward::invalid_response;
-use super::table::{ClientRound, InFlight, Pending, PendingInput, RoundPhase, Timer};
+use super::table::{ClientRound, InFlight, Pending, PendingInput, RoundPhase};
 use crate::log::BRIDGE;
 use crate::rules::errors;
 use crate::rules::input::{
@@ -154,13 +154,14 @@ impl Session {
         request.phase = RoundPhase::Client(round);
         request.waiting_since = Instant::now();
         request.next_notice = self.limits.still_waiting_after;
-        self.timers.try_remove(&request.timer);
-        request.timer = self.timers.insert(
-            Timer::Request(key.clone()),
-            self.limits
-                .still_waiting_after
-                .min(self.limits.input_timeout),
-        );
+        self.deadlines.remove(request.timer);
+        let first = self
+            .limits
+            .still_waiting_after
+            .min(self.limits.input_timeout);
+        request.timer = self
+            .deadlines
+            .insert(request.waiting_since + first, key.clone());
     }
 
     /// VS Code answered a request of the bridge.
@@ -328,10 +329,9 @@ impl Session {
         let Some(request) = self.table.client.get_mut(key) else {
             return;
         };
-        self.timers.try_remove(&request.timer);
-        request.timer = self
-            .timers
-            .insert(Timer::Request(key.clone()), still_waiting_after.min(limit));
+        self.deadlines.remove(request.timer);
+        let at = request.waiting_since + still_waiting_after.min(limit);
+        request.timer = self.deadlines.insert(at, key.clone());
         self.table
             .upstream
             .insert(upstream_id, Pending::Request(key.clone()));
@@ -355,7 +355,7 @@ impl Session {
         // No round follows: the kept params go before the reply is written, so
         // that a large request and its large result are not in memory together.
         request.kept = None;
-        self.timers.try_remove(&request.timer);
+        self.deadlines.remove(request.timer);
         self.complete_url_steps(std::mem::take(&mut request.accepted_urls))
             .await;
         if let RoundPhase::Client(round) = &request.phase {

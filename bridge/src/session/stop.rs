@@ -26,6 +26,8 @@ impl Session {
             self.cancel_upstream(discover_id, "The client closed the connection.");
         }
         #[cfg(debug_assertions)]
+        super::test_faults::block_at_end();
+        #[cfg(debug_assertions)]
         if super::test_faults::hang_at_end() {
             std::future::pending::<()>().await;
         }

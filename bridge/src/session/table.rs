@@ -1,6 +1,7 @@
 //! The requests in flight: those of VS Code, the upstream requests that serve them,
 //! and the bridge's own requests to VS Code (the input requests of M2).
 
+use super::deadlines::DeadlineKey;
 use crate::rules::input::Ask;
 use crate::rules::meta::RequestMeta;
 use crate::wire::id::IdKey;
@@ -9,7 +10,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-use tokio_util::time::delay_queue;
 
 /// One request of VS Code that the bridge forwards.
 #[derive(Debug)]
@@ -31,7 +31,7 @@ pub(crate) struct InFlight {
     pub waiting_since: Instant,
     /// The next "still waiting" line, as time since the wait started.
     pub next_notice: Duration,
-    pub timer: delay_queue::Key,
+    pub timer: DeadlineKey,
     /// The upstream request, kept for the next round when the method can ask for
     /// input (M2); shared with the upstream writer, not copied.
     pub kept: Option<KeptRequest>,
@@ -98,7 +98,6 @@ pub(crate) enum Pending {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Timer {
     Discover,
-    Request(IdKey),
     /// The wait before a new listen stream after a loss.
     ListenRetry,
     /// The time limit of the stream of a change of subscriptions.

@@ -121,7 +121,18 @@ pub enum UpstreamEvent {
     },
     /// The upstream stopped (stdio: the process exited). No event follows.
     Exited(ExitReport),
+    /// A complete result of at least [`LARGE_RESULT_BYTES`] for the request `id`
+    /// comes next. The session lets go of what only another round of input would
+    /// need, then answers on `seen`; the link parses the result after that, so that
+    /// a large request and its large result are never in memory together.
+    LargeResult {
+        id: u64,
+        seen: tokio::sync::oneshot::Sender<()>,
+    },
 }
+
+/// The size from which a complete result is announced with [`UpstreamEvent::LargeResult`].
+pub const LARGE_RESULT_BYTES: usize = 1 << 20;
 
 /// How the upstream process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

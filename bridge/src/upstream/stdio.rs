@@ -6,7 +6,8 @@
 //! reads its stdout, and one waits for its exit and reports it after the last frame.
 
 use super::{
-    ConnectError, Connector, ExitReport, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink,
+    ConnectError, Connector, ExitReport, LARGE_RESULT_BYTES, Outgoing, UpstreamControl,
+    UpstreamEvent, UpstreamLink,
 };
 use crate::log::BRIDGE;
 use crate::wire::codec::{self, Line, LineReader, ParseFailure};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout};
 
@@ -117,6 +118,20 @@ async fn read_frames(
 ) {
     let mut lines = LineReader::new(stdout, max_line_bytes);
     while let Ok(Some(line)) = lines.next_line().await {
+        if let Line::Complete(bytes) = &line
+            && bytes.len() >= LARGE_RESULT_BYTES
+            && let Some(id) = complete_result_id(bytes)
+        {
+            let (seen, session_saw) = oneshot::channel();
+            if events
+                .send(UpstreamEvent::LargeResult { id, seen })
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let _ = session_saw.await;
+        }
         let Some(event) = event_of_line(line) else {
             continue;
         };
@@ -124,6 +139,23 @@ async fn read_frames(
             return;
         }
     }
+}
+
+/// The id of a response whose result is complete (`resultType` `complete`, or none),
+/// read without keeping anything of the line: its other members are skipped.
+fn complete_result_id(line: &[u8]) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: u64,
+        result: ResultHead,
+    }
+    #[derive(serde::Deserialize)]
+    struct ResultHead {
+        #[serde(rename = "resultType")]
+        result_type: Option<String>,
+    }
+    let head: Head = serde_json::from_slice(line).ok()?;
+    matches!(head.result.result_type.as_deref(), None | Some("complete")).then_some(head.id)
 }
 
 /// The event for one upstream line; `None` for a blank line.
@@ -428,5 +460,28 @@ mod tests {
             (reason.as_str(), id),
             ("it is longer than --max-line-bytes", Some(json!(2)))
         );
+    }
+
+    #[test]
+    fn only_complete_results_are_announced() {
+        let big = "x".repeat(100);
+        let complete = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"{big}"}}],"resultType":"complete"}}}}"#
+        );
+        assert_eq!(complete_result_id(complete.as_bytes()), Some(7));
+        let old_server = format!(r#"{{"jsonrpc":"2.0","result":{{"content":"{big}"}},"id":8}}"#);
+        assert_eq!(complete_result_id(old_server.as_bytes()), Some(8));
+        let input = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"result":{{"inputRequests":{{"a":"{big}"}},"resultType":"input_required"}}}}"#
+        );
+        assert_eq!(complete_result_id(input.as_bytes()), None);
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"x"}"#,
+            "[1]",
+            "{",
+        ] {
+            assert_eq!(complete_result_id(line.as_bytes()), None, "{line}");
+        }
     }
 }
