@@ -27,17 +27,12 @@ use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 use std::collections::HashSet;
 
-const METHODS: [&str; 9] = [
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    "x/unknown",
-];
+/// The forwarded methods of the bridge, and one it does not know.
+fn methods() -> Vec<&'static str> {
+    let mut methods = mcp_bridge_vscode::rules::FORWARDED_METHODS.to_vec();
+    methods.push("x/unknown");
+    methods
+}
 
 const LIST_METHODS: [&str; 4] = [
     "tools/list",
@@ -285,7 +280,7 @@ proptest! {
     #[test]
     fn transparency_a_shaped_result_equals_the_upstream_result_but_for_the_listed_rules(
         result in json_object(),
-        method in prop::sample::select(&METHODS[..]),
+        method in prop::sample::select(methods()),
     ) {
         let mut shaped = result.clone();
         shape_result(method, &mut shaped);
@@ -313,7 +308,7 @@ proptest! {
 
     #[test]
     fn no_rule_panics_on_any_json_value(value in json_value(), object in json_object()) {
-        for method in METHODS {
+        for method in methods() {
             let mut shaped = object.clone();
             for fix in shape_result(method, &mut shaped) {
                 let _ = fix.log_line();
@@ -393,7 +388,7 @@ proptest! {
 /// the member that VS Code reads.
 fn upstream_result() -> impl Strategy<Value = (&'static str, Map<String, Value>)> {
     (
-        prop::sample::select(&METHODS[..8]),
+        prop::sample::select(mcp_bridge_vscode::rules::FORWARDED_METHODS.to_vec()),
         json_object(),
         any::<bool>(),
         prop::collection::vec(json_value(), 0..4),

@@ -17,17 +17,12 @@ use mcp_bridge_vscode_fuzz::{object, value};
 use serde_json::Value;
 use std::collections::HashSet;
 
-const METHODS: [&str; 9] = [
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    "x/unknown",
-];
+/// The forwarded methods of the bridge, and one it does not know.
+fn methods() -> Vec<&'static str> {
+    let mut methods = mcp_bridge_vscode::rules::FORWARDED_METHODS.to_vec();
+    methods.push("x/unknown");
+    methods
+}
 
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
@@ -38,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
 
-    for method in METHODS {
+    for method in methods() {
         let mut shaped = result.clone();
         let fixes = results::shape_result(method, &mut shaped);
         for fix in &fixes {

@@ -112,7 +112,7 @@ impl Listen {
 
     /// R2: `notifications/initialized` opens the stream when the initialize result
     /// declared a list change or subscriptions.
-    pub fn start(&mut self, next_id: &mut impl FnMut() -> u64) -> Vec<Action> {
+    pub fn start(&mut self, next_id: &mut dyn FnMut() -> u64) -> Vec<Action> {
         if self.started || !self.declared.wants_listen_stream() {
             return Vec::new();
         }
@@ -143,7 +143,7 @@ impl Listen {
         &mut self,
         id: u64,
         now: Instant,
-        next_id: &mut impl FnMut() -> u64,
+        next_id: &mut dyn FnMut() -> u64,
     ) -> Vec<Action> {
         let mut actions = Vec::new();
         if self.opening.as_ref().is_some_and(|o| o.id == id) {
@@ -192,7 +192,7 @@ impl Listen {
         id: u64,
         end: End,
         now: Instant,
-        next_id: &mut impl FnMut() -> u64,
+        next_id: &mut dyn FnMut() -> u64,
     ) -> Vec<Action> {
         let mut actions = Vec::new();
         if self.opening.as_ref().is_some_and(|o| o.id == id) {
@@ -226,7 +226,7 @@ impl Listen {
     }
 
     /// The wait after a loss is over: a new stream, unless one is open or opening.
-    pub fn retry(&mut self, next_id: &mut impl FnMut() -> u64) -> Vec<Action> {
+    pub fn retry(&mut self, next_id: &mut dyn FnMut() -> u64) -> Vec<Action> {
         if self.refused || self.active.is_some() || self.opening.is_some() || !self.started {
             return Vec::new();
         }
@@ -239,7 +239,7 @@ impl Listen {
         client_id: Value,
         uri: String,
         add: bool,
-        next_id: &mut impl FnMut() -> u64,
+        next_id: &mut dyn FnMut() -> u64,
     ) -> Vec<Action> {
         if !self.declared.resources_subscribe {
             let error = BridgeError::new(Cause::MethodNotFound).to_object();
@@ -287,7 +287,7 @@ impl Listen {
         &mut self,
         id: u64,
         limit: &str,
-        next_id: &mut impl FnMut() -> u64,
+        next_id: &mut dyn FnMut() -> u64,
     ) -> Vec<Action> {
         if !self
             .opening
@@ -328,7 +328,7 @@ impl Listen {
     }
 
     /// The next waiting change, when no other stream is opening.
-    fn next_change(&mut self, next_id: &mut impl FnMut() -> u64) -> Vec<Action> {
+    fn next_change(&mut self, next_id: &mut dyn FnMut() -> u64) -> Vec<Action> {
         if self.opening.is_some() {
             return Vec::new();
         }

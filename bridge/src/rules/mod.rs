@@ -24,3 +24,15 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// The `_meta` key of revision 2026-07-28 that carries the server's identity.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The requests of VS Code that go upstream (O8: completion/complete always).
+pub const FORWARDED_METHODS: [&str; 8] = [
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+];

@@ -2,16 +2,12 @@
 //! writes the session's frames to stdout, in the order the session sends them.
 
 use crate::log::BRIDGE;
-use crate::wire::codec::{self, Line, LineReader, ParseFailure};
+use crate::wire::codec::{self, Line, LineReader, LineWriter, ParseFailure};
 use crate::wire::error::Cause;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-
-/// A write buffer above this size is released after its frame, so that one large
-/// message does not keep its memory for the rest of the session.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
 /// What VS Code wrote.
 #[derive(Debug)]
@@ -125,21 +121,17 @@ pub(crate) async fn write_client<W: AsyncWrite + Unpin>(
     output: W,
     mut frames: mpsc::Receiver<Value>,
 ) {
-    let mut output = BufWriter::with_capacity(64 * 1024, output);
-    let mut buffer = Vec::new();
+    let mut output = LineWriter::new(output);
     while let Some(frame) = frames.recv().await {
-        buffer.clear();
-        codec::encode_into(&frame, &mut buffer);
-        drop(frame);
-        if output.write_all(&buffer).await.is_err() {
+        let flush = frames.is_empty();
+        if output
+            .write(frame, codec::encode_into, flush)
+            .await
+            .is_err()
+        {
             return;
-        }
-        if frames.is_empty() && output.flush().await.is_err() {
-            return;
-        }
-        if buffer.capacity() > KEEP_BUFFER_BYTES {
-            buffer = Vec::new();
         }
     }
+    // Stdout stays open: VS Code reads it until the bridge exits.
     let _ = output.flush().await;
 }

@@ -16,18 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The requests of VS Code that go upstream (O8: completion/complete always).
-pub(super) const FORWARDED_METHODS: [&str; 8] = [
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-];
-
 /// The methods whose result can ask for input (R8, O9).
 pub(super) fn may_ask_for_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")

@@ -5,7 +5,7 @@ use super::table::{Pending, Timer};
 use super::{Session, key_of};
 use crate::log::BRIDGE;
 use crate::notify::events::{log_message, subscription_id};
-use crate::notify::listen::{Action, End};
+use crate::notify::listen::{Action, End, Listen};
 use crate::rules::meta::RequestMeta;
 use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
@@ -15,18 +15,34 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 impl Session {
-    /// R2: `notifications/initialized` opens the listen stream.
-    pub(super) async fn start_listening(&mut self) {
+    /// Runs one step of the listen machine, with the session's upstream ids, and
+    /// carries out its actions. `false` before the initialize result (no machine).
+    async fn listen_step(
+        &mut self,
+        step: impl FnOnce(&mut Listen, &mut dyn FnMut() -> u64) -> Vec<Action>,
+    ) -> bool {
         let Self {
             listen,
             next_upstream_id,
             ..
         } = self;
         let Some(listen) = listen else {
-            return;
+            return false;
         };
-        let actions = listen.start(&mut counter(next_upstream_id));
+        let mut next_id = || {
+            let id = *next_upstream_id;
+            *next_upstream_id += 1;
+            id
+        };
+        let actions = step(listen, &mut next_id);
         self.run_listen_actions(actions).await;
+        true
+    }
+
+    /// R2: `notifications/initialized` opens the listen stream.
+    pub(super) async fn start_listening(&mut self) {
+        self.listen_step(|listen, next_id| listen.start(next_id))
+            .await;
     }
 
     /// O7: `resources/subscribe` and `resources/unsubscribe`.
@@ -45,19 +61,16 @@ impl Session {
             let error = BridgeError::with_detail(Cause::InvalidParams, "uri is a string");
             return self.reply_error(id, error).await;
         };
-        let Self {
-            listen,
-            next_upstream_id,
-            ..
-        } = self;
-        let Some(listen) = listen else {
-            return self
-                .reply_error(id, BridgeError::new(Cause::MethodNotFound))
+        let key = key_of(&id);
+        let kind = if add { "subscribe" } else { "unsubscribe" };
+        tracing::debug!(target: BRIDGE, "request {key} (resources/{kind}): a new listen stream");
+        let changed = self
+            .listen_step(|listen, next_id| listen.change(id.clone(), uri, add, next_id))
+            .await;
+        if !changed {
+            self.reply_error(id, BridgeError::new(Cause::MethodNotFound))
                 .await;
-        };
-        tracing::debug!(target: BRIDGE, "request {} (resources/{}subscribe): a new listen stream", key_of(&id), if add { "" } else { "un" });
-        let actions = listen.change(id, uri, add, &mut counter(next_upstream_id));
-        self.run_listen_actions(actions).await;
+        }
     }
 
     /// The upstream answered a listen request: the stream ended.
@@ -71,16 +84,8 @@ impl Session {
 
     pub(super) async fn listen_ended(&mut self, id: u64, end: End) {
         self.table.upstream.remove(&id);
-        let Self {
-            listen,
-            next_upstream_id,
-            ..
-        } = self;
-        let Some(listen) = listen else {
-            return;
-        };
-        let actions = listen.on_end(id, end, Instant::now(), &mut counter(next_upstream_id));
-        self.run_listen_actions(actions).await;
+        self.listen_step(|listen, next_id| listen.on_end(id, end, Instant::now(), next_id))
+            .await;
     }
 
     /// The notifications of the upstream that belong to listen streams or carry logs;
@@ -98,16 +103,8 @@ impl Session {
             }
             "notifications/subscriptions/acknowledged" => {
                 if let Some(id) = subscription_id(params) {
-                    let Self {
-                        listen,
-                        next_upstream_id,
-                        ..
-                    } = self;
-                    if let Some(listen) = listen {
-                        let actions =
-                            listen.on_ack(id, Instant::now(), &mut counter(next_upstream_id));
-                        self.run_listen_actions(actions).await;
-                    }
+                    self.listen_step(|listen, next_id| listen.on_ack(id, Instant::now(), next_id))
+                        .await;
                 }
                 true
             }
@@ -125,11 +122,9 @@ impl Session {
             }
             method => match subscription_id(params) {
                 Some(id) => {
-                    let actions = match &self.listen {
-                        Some(listen) => listen.on_event(id, method, notification.params.take()),
-                        None => Vec::new(),
-                    };
-                    self.run_listen_actions(actions).await;
+                    let params = notification.params.take();
+                    self.listen_step(|listen, _| listen.on_event(id, method, params))
+                        .await;
                     true
                 }
                 None => false,
@@ -138,38 +133,19 @@ impl Session {
     }
 
     pub(super) async fn listen_retry(&mut self) {
-        let Self {
-            listen,
-            next_upstream_id,
-            ..
-        } = self;
-        let Some(listen) = listen else {
-            return;
-        };
-        let actions = listen.retry(&mut counter(next_upstream_id));
-        self.run_listen_actions(actions).await;
+        self.listen_step(|listen, next_id| listen.retry(next_id))
+            .await;
     }
 
     pub(super) async fn listen_change_timed_out(&mut self, id: u64) {
         let limit = super::forward::format_duration(self.limits.list_timeout);
-        let Self {
-            listen,
-            next_upstream_id,
-            ..
-        } = self;
-        let Some(listen) = listen else {
-            return;
-        };
-        let actions = listen.change_timed_out(id, &limit, &mut counter(next_upstream_id));
-        self.run_listen_actions(actions).await;
+        self.listen_step(|listen, next_id| listen.change_timed_out(id, &limit, next_id))
+            .await;
     }
 
     /// The end of stdin: every stream is cancelled.
     pub(super) async fn stop_listening(&mut self) {
-        if let Some(listen) = &mut self.listen {
-            let actions = listen.stop();
-            self.run_listen_actions(actions).await;
-        }
+        self.listen_step(|listen, _| listen.stop()).await;
     }
 
     async fn run_listen_actions(&mut self, actions: Vec<Action>) {
@@ -206,14 +182,5 @@ impl Session {
                 }
             }
         }
-    }
-}
-
-/// The session's counter of upstream ids, as the machine takes it.
-fn counter(next: &mut u64) -> impl FnMut() -> u64 + '_ {
-    move || {
-        let id = *next;
-        *next += 1;
-        id
     }
 }

@@ -365,7 +365,7 @@ impl Session {
             }
             "resources/subscribe" => self.change_subscription(id, params, true).await,
             "resources/unsubscribe" => self.change_subscription(id, params, false).await,
-            method if forward::FORWARDED_METHODS.contains(&method) => {
+            method if crate::rules::FORWARDED_METHODS.contains(&method) => {
                 self.forward(id, method.to_owned(), params).await
             }
             _ => {
@@ -392,21 +392,11 @@ impl Session {
 
     /// O5: the level goes with every upstream request that starts after it.
     async fn set_log_level(&mut self, id: Value, params: Option<Map<String, Value>>) {
-        const LEVELS: [&str; 8] = [
-            "debug",
-            "info",
-            "notice",
-            "warning",
-            "error",
-            "critical",
-            "alert",
-            "emergency",
-        ];
         let level = params
             .as_ref()
             .and_then(|params| params.get("level"))
             .and_then(Value::as_str)
-            .filter(|level| LEVELS.contains(level));
+            .filter(|level| crate::notify::events::LOG_LEVELS.contains(level));
         match level {
             Some(level) => {
                 self.log_level = Some(level.to_owned());

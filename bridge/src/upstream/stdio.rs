@@ -10,13 +10,12 @@ use super::{
     UpstreamEvent, UpstreamLink,
 };
 use crate::log::BRIDGE;
-use crate::wire::codec::{self, Line, LineReader, ParseFailure};
+use crate::wire::codec::{self, Line, LineReader, LineWriter, ParseFailure};
 use crate::wire::frame::{LineFailure, Message};
 use std::ffi::OsString;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncWriteExt, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -27,9 +26,6 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// How often the bridge looks whether the processes of a group have ended.
 const GROUP_POLL: Duration = Duration::from_millis(10);
-
-/// A write buffer above this size is released after its frame.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
 /// Starts `program` with `args` at each connect.
 #[derive(Debug, Clone)]
@@ -91,20 +87,15 @@ impl Connector for StdioConnector {
 /// Writes frames until the session drops its sender, then closes the child's stdin:
 /// the end of input, after which a 2026-07-28 server exits.
 async fn write_frames(stdin: ChildStdin, mut frames: mpsc::UnboundedReceiver<Outgoing>) {
-    let mut stdin = BufWriter::with_capacity(64 * 1024, stdin);
-    let mut buffer = Vec::new();
+    let mut stdin = LineWriter::new(stdin);
     while let Some(frame) = frames.recv().await {
-        buffer.clear();
-        frame.encode_into(&mut buffer);
-        drop(frame);
-        if stdin.write_all(&buffer).await.is_err() {
+        let flush = frames.is_empty();
+        if stdin
+            .write(frame, Outgoing::encode_into, flush)
+            .await
+            .is_err()
+        {
             return;
-        }
-        if frames.is_empty() && stdin.flush().await.is_err() {
-            return;
-        }
-        if buffer.capacity() > KEEP_BUFFER_BYTES {
-            buffer = Vec::new();
         }
     }
     let _ = stdin.shutdown().await;

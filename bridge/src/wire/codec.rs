@@ -5,7 +5,7 @@
 //! (`line_too_long`), and skips the rest up to the next newline.
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 
 /// How many bytes of a too-long line are kept at each end to recover its id.
 const KEPT_BYTES: usize = 4096;
@@ -195,6 +195,59 @@ pub fn failure_of(error: &serde_json::Error) -> Option<ParseFailure> {
         None
     } else {
         Some(ParseFailure::NotJson)
+    }
+}
+
+/// A write buffer above this size is released after its frame, so that one large
+/// frame does not keep its memory for the rest of the session.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Writes frames as lines: buffered, flushed when no more frames wait, through a
+/// frame buffer that a large frame does not keep.
+#[derive(Debug)]
+pub struct LineWriter<W: AsyncWrite> {
+    output: BufWriter<W>,
+    buffer: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> LineWriter<W> {
+    pub fn new(output: W) -> Self {
+        Self {
+            output: BufWriter::with_capacity(64 * 1024, output),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Writes `frame` as `encode` appends it; the frame goes before its bytes are
+    /// written, so that the two are not in memory together for long. `flush` when
+    /// no other frame waits.
+    pub async fn write<T>(
+        &mut self,
+        frame: T,
+        encode: impl FnOnce(&T, &mut Vec<u8>),
+        flush: bool,
+    ) -> std::io::Result<()> {
+        self.buffer.clear();
+        encode(&frame, &mut self.buffer);
+        drop(frame);
+        self.output.write_all(&self.buffer).await?;
+        if flush {
+            self.output.flush().await?;
+        }
+        if self.buffer.capacity() > KEEP_BUFFER_BYTES {
+            self.buffer = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered.
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        self.output.flush().await
+    }
+
+    /// Writes what is buffered and ends the output (the end of input for a peer).
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        self.output.shutdown().await
     }
 }
 
