@@ -34,150 +34,31 @@ pub fn head(head: &[u8], tail: &[u8]) -> Head {
         id: None,
         kind: Kind::Unknown,
     };
-    scan_members(head, &mut found);
+    for (key, value) in json_head::leading_members(head) {
+        match key {
+            b"method" => {
+                found.kind = Kind::Message;
+                break;
+            }
+            b"result" => found.kind = Kind::Result,
+            b"error" => found.kind = Kind::Error,
+            b"id" => found.id = value.and_then(integer),
+            _ => {}
+        }
+        if found.id.is_some() && found.kind != Kind::Unknown {
+            break;
+        }
+    }
     if found.id.is_none() && matches!(found.kind, Kind::Result | Kind::Error | Kind::Unknown) {
-        found.id = id_at_end(tail);
+        found.id = json_head::trailing_member(tail)
+            .filter(|(key, _)| *key == b"id")
+            .and_then(|(_, value)| integer(value));
     }
     found
 }
 
-/// Reads the top-level members in order until the id and the kind are known or
-/// the bytes end.
-fn scan_members(bytes: &[u8], found: &mut Head) -> Option<()> {
-    let mut scan = Scanner { bytes, at: 0 };
-    scan.skip_ws();
-    scan.expect(b'{')?;
-    loop {
-        scan.skip_ws();
-        let key = scan.string()?;
-        scan.skip_ws();
-        scan.expect(b':')?;
-        scan.skip_ws();
-        match key {
-            b"method" => {
-                found.kind = Kind::Message;
-                return Some(());
-            }
-            b"result" | b"error" => {
-                found.kind = if key == b"result" {
-                    Kind::Result
-                } else {
-                    Kind::Error
-                };
-                if found.id.is_some() {
-                    return Some(());
-                }
-                scan.skip_value()?;
-            }
-            b"id" => {
-                let start = scan.at;
-                scan.skip_value()?;
-                found.id = std::str::from_utf8(&bytes[start..scan.at])
-                    .ok()
-                    .and_then(|text| text.parse().ok());
-                if found.kind != Kind::Unknown {
-                    return Some(());
-                }
-            }
-            _ => scan.skip_value()?,
-        }
-        scan.skip_ws();
-        if scan.expect(b',').is_none() {
-            return Some(());
-        }
-    }
-}
-
-/// `"id":<integer>}` at the very end of a line.
-fn id_at_end(bytes: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(bytes).ok()?.trim_end();
-    let text = text.strip_suffix('}')?.trim_end();
-    let digits_start = text
-        .rfind(|c: char| !(c.is_ascii_digit() || c == '-'))
-        .map_or(0, |i| i + 1);
-    let id = text[digits_start..].parse().ok()?;
-    let before = text[..digits_start]
-        .trim_end()
-        .strip_suffix(':')?
-        .trim_end();
-    before.ends_with("\"id\"").then_some(id)
-}
-
-/// A forward scanner over bytes that may be cut anywhere: each step answers `None`
-/// when the bytes end first.
-struct Scanner<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Scanner<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
-    }
-
-    fn skip_ws(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
-            self.at += 1;
-        }
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.at += 1)
-    }
-
-    /// The raw content of a string (not unescaped).
-    fn string(&mut self) -> Option<&'a [u8]> {
-        self.expect(b'"')?;
-        let start = self.at;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.at += 1;
-                    return self.bytes.get(start..self.at - 1);
-                }
-                b'\\' => self.at += 2,
-                _ => self.at += 1,
-            }
-        }
-    }
-
-    fn skip_value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string().map(drop),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => {
-                            self.string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth = depth.checked_sub(1)?;
-                            if depth == 0 {
-                                self.at += 1;
-                                return Some(());
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.at += 1;
-                }
-            }
-            _ => {
-                let start = self.at;
-                while self
-                    .peek()
-                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
-                {
-                    self.at += 1;
-                }
-                // A scalar that reaches the end of the kept bytes may be cut.
-                (self.at > start && self.at < self.bytes.len()).then_some(())
-            }
-        }
-    }
+fn integer(raw: &[u8]) -> Option<i64> {
+    std::str::from_utf8(raw).ok()?.parse().ok()
 }
 
 /// The index of the first newline in `bytes`. The fixed-size blocks let the
