@@ -34,6 +34,29 @@ fn form_schema() -> Value {
     json!({"type":"object","properties":{"name":{"type":"string","title":"Name","minLength":1}},"required":["name"]})
 }
 
+/// Calls `tool`, and the upstream answers its first round with `inputs` and
+/// `state`; returns that first upstream request.
+async fn first_round(
+    bridge: &mut Bridge,
+    upstream: &mut Upstream,
+    id: u64,
+    tool: &str,
+    inputs: Value,
+    state: &str,
+) -> Value {
+    bridge.send(call(id, tool)).await;
+    let first = upstream.recv().await;
+    upstream
+        .respond(&first, input_required(inputs, state))
+        .await;
+    first
+}
+
+/// One form input, `profile`, with the name form.
+fn form_input() -> Value {
+    json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}})
+}
+
 fn text(text: &str) -> Value {
     json!({"resultType":"complete","content":[{"type":"text","text":text}]})
 }
@@ -41,11 +64,7 @@ fn text(text: &str) -> Value {
 #[tokio::test(flavor = "current_thread")]
 async fn r8_o1_a_form_round_goes_to_vscode_and_back_with_the_state() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "ask_form")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"mode":"form","message":"Tell us about you.","requestedSchema":form_schema()}}}), "state-1"))
-        .await;
+    let first = first_round(&mut bridge, &mut upstream, 6, "ask_form", json!({"profile":{"method":"elicitation/create","params":{"mode":"form","message":"Tell us about you.","requestedSchema":form_schema()}}}), "state-1").await;
     assert_eq!(
         bridge.recv().await,
         json!({"jsonrpc":"2.0","id":"b-1","method":"elicitation/create","params":{"mode":"form","message":"Tell us about you.","requestedSchema":form_schema()}})
@@ -70,13 +89,9 @@ async fn r8_o1_a_form_round_goes_to_vscode_and_back_with_the_state() {
 #[tokio::test(flavor = "current_thread")]
 async fn all_inputs_of_a_round_go_at_once_and_the_answers_keep_their_keys() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(7, "multi")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({
+    first_round(&mut bridge, &mut upstream, 7, "multi", json!({
             "name":{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":form_schema()}},
-            "roots":{"method":"roots/list"}}), "m"))
-        .await;
+            "roots":{"method":"roots/list"}}), "m").await;
     let form = bridge.recv().await;
     let roots = bridge.recv().await;
     assert_eq!(
@@ -112,11 +127,7 @@ async fn all_inputs_of_a_round_go_at_once_and_the_answers_keep_their_keys() {
 #[tokio::test(flavor = "current_thread")]
 async fn o1_a_url_elicitation_gets_an_id_and_its_step_completes_before_the_result() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "ask_url")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"auth":{"method":"elicitation/create","params":{"mode":"url","message":"Sign in to continue.","url":"https://example.com/auth"}}}), "u"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 6, "ask_url", json!({"auth":{"method":"elicitation/create","params":{"mode":"url","message":"Sign in to continue.","url":"https://example.com/auth"}}}), "u").await;
     let request = bridge.recv().await;
     let elicitation_id = request["params"]["elicitationId"]
         .as_str()
@@ -190,11 +201,7 @@ async fn o1_a_url_asked_again_after_its_accept_becomes_the_continue_form() {
 #[tokio::test(flavor = "current_thread")]
 async fn quirk_an_unsafe_url_never_reaches_vscode_and_the_upstream_gets_decline() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "ask_bad_url")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"file":{"method":"elicitation/create","params":{"mode":"url","message":"Open the file.","url":"file://localhost/etc/passwd"}}}), "b"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 6, "ask_bad_url", json!({"file":{"method":"elicitation/create","params":{"mode":"url","message":"Open the file.","url":"file://localhost/etc/passwd"}}}), "b").await;
     let second = upstream.recv().await;
     assert_eq!(
         second["params"]["inputResponses"],
@@ -211,11 +218,7 @@ async fn quirk_an_unsafe_url_never_reaches_vscode_and_the_upstream_gets_decline(
 #[tokio::test(flavor = "current_thread")]
 async fn quirk_an_empty_form_is_the_continue_choice_and_accept_sends_empty_content() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "confirm")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"ok":{"method":"elicitation/create","params":{"message":"Delete it?","requestedSchema":{"type":"object"}}}}), "c"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 6, "confirm", json!({"ok":{"method":"elicitation/create","params":{"message":"Delete it?","requestedSchema":{"type":"object"}}}}), "c").await;
     let form = bridge.recv().await;
     assert_eq!(
         form["params"]["requestedSchema"]["properties"]["choice"]["enum"],
@@ -240,14 +243,15 @@ async fn c2_an_undeclared_kind_fails_the_request_before_vscode_sees_anything() {
         .respond(&discover, discover_result(json!({"tools":{}})))
         .await;
     bridge.recv().await;
-    bridge.send(call(3, "list_roots")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(
-            &first,
-            input_required(json!({"roots":{"method":"roots/list"}}), "r"),
-        )
-        .await;
+    first_round(
+        &mut bridge,
+        &mut upstream,
+        3,
+        "list_roots",
+        json!({"roots":{"method":"roots/list"}}),
+        "r",
+    )
+    .await;
     let error = bridge.recv().await;
     assert_eq!(error["id"], 3);
     assert_eq!(
@@ -261,13 +265,9 @@ async fn c2_an_undeclared_kind_fails_the_request_before_vscode_sees_anything() {
 #[tokio::test(flavor = "current_thread")]
 async fn o2_sampling_with_tools_is_refused() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(3, "sample_tools")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"model":{"method":"sampling/createMessage","params":{
+    first_round(&mut bridge, &mut upstream, 3, "sample_tools", json!({"model":{"method":"sampling/createMessage","params":{
             "messages":[{"role":"user","content":{"type":"text","text":"Look up the weather."}}],"maxTokens":50,
-            "tools":[{"name":"lookup","inputSchema":{"type":"object"}}]}}}), "s"))
-        .await;
+            "tools":[{"name":"lookup","inputSchema":{"type":"object"}}]}}}), "s").await;
     let error = bridge.recv().await;
     assert_eq!(error["error"]["data"]["cause"], "undeclared_input_request");
 }
@@ -275,11 +275,7 @@ async fn o2_sampling_with_tools_is_refused() {
 #[tokio::test(flavor = "current_thread")]
 async fn quirk_accepted_content_that_breaks_the_schema_fails_with_invalid_client_answer() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "ask_form")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}}), "f"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 6, "ask_form", form_input(), "f").await;
     bridge.recv().await;
     bridge
         .send(
@@ -297,11 +293,7 @@ async fn quirk_accepted_content_that_breaks_the_schema_fails_with_invalid_client
 #[tokio::test(flavor = "current_thread")]
 async fn o1_an_error_of_vscode_to_an_elicitation_is_a_cancel_for_the_upstream() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "ask_form")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}}), "f"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 6, "ask_form", form_input(), "f").await;
     bridge.recv().await;
     bridge
         .send(json!({"jsonrpc":"2.0","id":"b-1","error":{"code":-32603,"message":"refused"}}))
@@ -315,13 +307,9 @@ async fn o1_an_error_of_vscode_to_an_elicitation_is_a_cancel_for_the_upstream() 
 #[tokio::test(flavor = "current_thread")]
 async fn o2_a_refusal_of_sampling_fails_the_request_with_that_error_and_cancels_the_rest() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(7, "sample")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({
+    first_round(&mut bridge, &mut upstream, 7, "sample", json!({
             "model":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Say hello."}}],"maxTokens":50}},
-            "roots":{"method":"roots/list"}}), "s"))
-        .await;
+            "roots":{"method":"roots/list"}}), "s").await;
     assert_eq!(bridge.recv().await["method"], "sampling/createMessage");
     assert_eq!(bridge.recv().await["method"], "roots/list");
     bridge.send(json!({"jsonrpc":"2.0","id":"b-1","error":{"code":-32000,"message":"Sampling not allowed"}})).await;
@@ -391,13 +379,9 @@ async fn limits_ten_rounds_of_input_fail_the_request() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn limits_vscode_that_does_not_answer_in_an_hour_fails_the_request() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(5, "multi")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({
+    first_round(&mut bridge, &mut upstream, 5, "multi", json!({
             "name":{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":form_schema()}},
-            "roots":{"method":"roots/list"}}), "m"))
-        .await;
+            "roots":{"method":"roots/list"}}), "m").await;
     bridge.recv().await;
     bridge.recv().await;
     bridge
@@ -420,11 +404,7 @@ async fn limits_vscode_that_does_not_answer_in_an_hour_fails_the_request() {
 #[tokio::test(flavor = "current_thread")]
 async fn quirk_vscode_cancels_while_its_answers_wait_and_the_bridge_cancels_its_requests() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(9, "ask_form")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}}), "f"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 9, "ask_form", form_input(), "f").await;
     bridge.recv().await;
     bridge
         .send(json!({"method":"notifications/cancelled","params":{"requestId":9},"jsonrpc":"2.0"}))
@@ -446,13 +426,9 @@ async fn quirk_vscode_cancels_while_its_answers_wait_and_the_bridge_cancels_its_
 #[tokio::test(flavor = "current_thread")]
 async fn the_end_of_stdin_cancels_the_requests_of_the_bridge_and_exits_zero() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(5, "multi")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({
+    first_round(&mut bridge, &mut upstream, 5, "multi", json!({
             "name":{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":form_schema()}},
-            "roots":{"method":"roots/list"}}), "m"))
-        .await;
+            "roots":{"method":"roots/list"}}), "m").await;
     bridge.recv().await;
     bridge.recv().await;
     bridge.close_stdin();
@@ -475,11 +451,7 @@ async fn the_end_of_stdin_cancels_the_requests_of_the_bridge_and_exits_zero() {
 #[tokio::test(flavor = "current_thread")]
 async fn an_upstream_exit_while_vscode_answers_cancels_the_requests_of_the_bridge() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(5, "ask_form")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}}), "f"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 5, "ask_form", form_input(), "f").await;
     bridge.recv().await;
     upstream.exit(ExitReport::Code(3)).await;
     assert_eq!(
@@ -511,7 +483,7 @@ async fn a_refused_request_state_asks_the_user_to_run_the_tool_again() {
             .await;
         let first = upstream.recv().await;
         upstream
-            .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}}), "old"))
+            .respond(&first, input_required(form_input(), "old"))
             .await;
         let form = bridge.recv().await;
         bridge
@@ -566,11 +538,7 @@ async fn o4_progress_of_every_round_carries_the_token_of_vscode() {
 async fn answers_with_unknown_numeric_or_null_ids_are_dropped_and_a_broken_answer_fails_its_request()
  {
     let (mut bridge, mut upstream) = ready().await;
-    bridge.send(call(6, "ask_form")).await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}}), "f"))
-        .await;
+    first_round(&mut bridge, &mut upstream, 6, "ask_form", form_input(), "f").await;
     bridge.recv().await;
     for id in [json!("b-9"), json!(1), json!(null)] {
         bridge
