@@ -198,6 +198,7 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::SchemasOmitted { tools, log_line } => {
             format!("{log_line} ({})", tools.join(", "))
         }
+        EventKind::WaitingForInitialize { log_line } => log_line.clone(),
         EventKind::ToolsBlocked { message, .. } => format!("ALL TOOLS STOPPED: {message}"),
         EventKind::Called {
             id,

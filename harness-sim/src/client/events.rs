@@ -58,6 +58,12 @@ pub enum EventKind {
         /// VS Code's log line.
         log_line: String,
     },
+    /// Local: VS Code's Output channel line while the initialize answer is
+    /// outstanding, written every 5 s (mcpServerRequestHandler.ts `create`).
+    WaitingForInitialize {
+        /// VS Code's log line.
+        log_line: String,
+    },
     /// R6 (b): an array schema without items stops every tool.
     ToolsBlocked {
         /// The tool.

@@ -30,6 +30,7 @@ pub use answering::{COPILOT_SAMPLING_CANCELLED, SAMPLING_REFUSED_CODE, SAMPLING_
 pub use calls::CallOutcome;
 pub use events::{Event, EventKind};
 pub use listing::{ListFailure, ListKind, Listing};
+pub use opening::{INITIALIZE_WAIT_LOG_EVERY, INITIALIZE_WAIT_LOG_LINE};
 pub use stop::{StopReport, StopStep, StopTimers};
 
 use crate::answers::AnswerPolicy;

@@ -11,11 +11,18 @@
 //! `initialize` (id 1), `notifications/initialized` and tools/list only.
 
 use serde_json::{Value, json};
-use tokio::time::Duration;
+use tokio::time::{Duration, Instant};
 
 use super::listing::{ListKind, error_display};
 use super::{EventKind, Negotiated, Pending, SimClient, SimError, WirePath, frames};
 use crate::profile::{Harness, MODERN_VERSION};
+
+/// The line VS Code's Output channel shows while the initialize answer is
+/// outstanding (mcpServerRequestHandler.ts `create`, an IntervalTimer).
+pub const INITIALIZE_WAIT_LOG_LINE: &str =
+    "Waiting for server to respond to `initialize` request...";
+/// How often the Local harness writes [`INITIALIZE_WAIT_LOG_LINE`].
+pub const INITIALIZE_WAIT_LOG_EVERY: Duration = Duration::from_secs(5);
 
 impl SimClient {
     /// Runs the profile's opening sequence (and the first lists) and returns
@@ -37,9 +44,7 @@ impl SimClient {
             },
         );
         self.peer.send(&request).await?;
-        let response = self
-            .wait_response(id, self.options.initialize_timeout)
-            .await?;
+        let response = self.wait_initialize(id).await?;
         if let Some(error) = response.get("error") {
             return Err(SimError::Rpc {
                 method: "initialize".into(),
@@ -55,6 +60,40 @@ impl SimClient {
                 method: "initialize".into(),
                 message: "the result has no capabilities object (R1)".into(),
             }),
+        }
+    }
+
+    /// Waits for the initialize answer. The Local harness logs
+    /// [`INITIALIZE_WAIT_LOG_LINE`] every 5 s while it waits; copilot-cli has
+    /// no such line.
+    async fn wait_initialize(&mut self, id: i64) -> Result<Value, SimError> {
+        let limit = self.options.initialize_timeout;
+        if !self.profile.is_local() {
+            return self.wait_response(id, limit).await;
+        }
+        let deadline = Instant::now() + limit;
+        let mut next_log = Instant::now() + INITIALIZE_WAIT_LOG_EVERY;
+        loop {
+            let wait = next_log
+                .min(deadline)
+                .saturating_duration_since(Instant::now());
+            match self.wait_response(id, wait).await {
+                Err(SimError::Timeout { .. }) => {}
+                other => return other,
+            }
+            if Instant::now() >= next_log {
+                self.log(EventKind::WaitingForInitialize {
+                    log_line: INITIALIZE_WAIT_LOG_LINE.into(),
+                });
+                next_log += INITIALIZE_WAIT_LOG_EVERY;
+            }
+            if Instant::now() >= deadline {
+                return Err(SimError::Timeout {
+                    method: "initialize".into(),
+                    id,
+                    after: limit,
+                });
+            }
         }
     }
 
