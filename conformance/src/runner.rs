@@ -672,7 +672,9 @@ impl<'a> Run<'a> {
             None => AnswerPolicy::new(),
         };
         let timeout = Duration::from_millis(self.transcript.header.timeout_ms);
-        let mut options = SimOptions::for_profile(spec.profile);
+        // No copilot-cli wait before tools/list: the transcripts check frames, not
+        // client timing, and the run must stay quick.
+        let mut options = SimOptions::for_profile(spec.profile).no_delay();
         options.initialize_timeout = timeout;
         options.request_timeout = timeout;
         let mut client = SimClient::with_options(spec.profile, *peer, policy, options);

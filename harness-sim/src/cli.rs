@@ -1,7 +1,7 @@
 //! The command line of `harness-sim`.
 //!
 //! ```text
-//! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] -- <server command...>
+//! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] -- <server command...>
 //! harness-sim tap --out FILE -- <server command...>
 //! harness-sim replay FILE -- <server command...>
 //! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]
@@ -78,6 +78,9 @@ struct RunArgs {
     /// The time limit of server/discover in seconds (Copilot).
     #[arg(long, default_value_t = 10.0)]
     discover_timeout: f64,
+    /// Send tools/list right after notifications/initialized (copilot-cli waits about 120 ms).
+    #[arg(long)]
+    no_delay: bool,
     /// The server command.
     #[arg(last = true, required = true, num_args = 1..)]
     command: Vec<String>,
@@ -381,6 +384,9 @@ async fn run_profile(args: Vec<OsString>) -> i32 {
     options.request_timeout = seconds(args.timeout);
     options.initialize_timeout = seconds(args.timeout);
     options.discover_timeout = seconds(args.discover_timeout);
+    if args.no_delay {
+        options = options.no_delay();
+    }
     let mut client = SimClient::with_options(profile, peer, policy, options);
     let (records, error) = session(&mut client, calls, seconds(args.settle)).await;
     client.stop().await;

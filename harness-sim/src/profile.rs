@@ -7,6 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde_json::{Value, json};
+use tokio::time::Duration;
 
 /// The protocol revision of `initialize` (both clients).
 pub const LEGACY_VERSION: &str = "2025-11-25";
@@ -113,6 +114,16 @@ impl Profile {
     /// modern path (seed: 1.0.89 has none; 1.0.92 was observed doing them).
     pub fn has_mrtr(self) -> bool {
         matches!(self, Profile::Copilot092 | Profile::Copilot095)
+    }
+
+    /// How long after `notifications/initialized` the first `tools/list` goes
+    /// out. copilot-cli: 60-300 ms observed (120 ms in
+    /// frames/copilot-1.0.92-start.jsonl); the Local harness lists in the same tick.
+    pub fn tools_list_delay(self) -> Duration {
+        match self.harness() {
+            Harness::Local => Duration::ZERO,
+            Harness::Copilot => Duration::from_millis(120),
+        }
     }
 
     /// The capabilities of `initialize`.
@@ -230,5 +241,18 @@ mod tests {
         assert!(Profile::Local140.capabilities().get("extensions").is_none());
         assert!(Profile::Local141.capabilities().get("extensions").is_some());
         assert!(Profile::Copilot092.capabilities().get("roots").is_none());
+    }
+
+    #[test]
+    fn only_copilot_waits_before_tools_list() {
+        for profile in Profile::all() {
+            let delay = profile.tools_list_delay();
+            if profile.is_local() {
+                assert_eq!(delay, Duration::ZERO);
+            } else {
+                let observed = Duration::from_millis(60)..=Duration::from_millis(300);
+                assert!(observed.contains(&delay), "{profile}: {delay:?}");
+            }
+        }
     }
 }

@@ -4,31 +4,11 @@
 
 mod common;
 
-use std::io::Write;
-use std::path::PathBuf;
-
-use common::{client, harness_sim, script_command};
+use common::{client, harness_sim, init_result, script, script_command};
 use harness_sim::client::{CallOutcome, EventKind, ListFailure};
 use harness_sim::{AnswerPolicy, Profile};
 use serde_json::{Value, json};
 use tokio::time::Duration;
-
-/// Writes a script (frame-file format) of `entries` (dir, frame).
-fn script(entries: &[(&str, Value)]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("script.jsonl");
-    let mut file = std::fs::File::create(&path).unwrap();
-    for (d, frame) in entries {
-        writeln!(file, "{}", json!({"dir": d, "frame": frame})).unwrap();
-    }
-    (dir, path)
-}
-
-fn init_result(id: i64, capabilities: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": {
-        "protocolVersion": "2025-11-25", "capabilities": capabilities,
-        "serverInfo": {"name": "scripted", "version": "1"}}})
-}
 
 fn tools_page(id: i64, tools: Value, next: Option<Value>) -> Value {
     let mut result = json!({"tools": tools});

@@ -1,13 +1,17 @@
 //! The waits of the two openings: the Local harness's log line while the
 //! initialize answer is outstanding, and copilot-cli's delay between
-//! `notifications/initialized` and `tools/list`.
+//! `notifications/initialized` and `tools/list` (60-300 ms observed).
 
 mod common;
 
-use common::{client, scripted};
+use common::{client, init_result, script, scripted};
 use harness_sim::client::{EventKind, INITIALIZE_WAIT_LOG_LINE, SimError};
-use harness_sim::{AnswerPolicy, Profile, SimClient};
+use harness_sim::record::Dir;
+use harness_sim::{AnswerPolicy, Profile, SimClient, StdioPeer};
+use serde_json::json;
 use tokio::time::Duration;
+
+const COPILOT_START: &str = "copilot-1.0.92-start.jsonl";
 
 /// A server that reads everything and never answers.
 fn silent_server() -> Vec<String> {
@@ -82,5 +86,93 @@ async fn local_writes_no_wait_line_when_initialize_is_answered_at_once() {
     );
     client.start().await.unwrap();
     assert_eq!(wait_lines(&client), Vec::<f64>::new());
+    client.stop().await;
+}
+
+/// Milliseconds between the client's `notifications/initialized` and its first `tools/list`.
+fn tools_list_gap_ms(client: &SimClient) -> f64 {
+    let entries = client.peer().entries();
+    let sent_at = |method: &str| {
+        entries
+            .iter()
+            .find(|e| {
+                e.dir == Dir::C2s
+                    && e.payload.frame().and_then(|f| f.get("method")) == Some(&json!(method))
+            })
+            .map(|e| e.t_ms)
+            .unwrap_or_else(|| panic!("no {method} was sent"))
+    };
+    sent_at("tools/list") - sent_at("notifications/initialized")
+}
+
+#[tokio::test]
+async fn copilot_lists_tools_about_120_ms_after_initialized() {
+    let mut client = scripted(Profile::Copilot092, &[COPILOT_START], AnswerPolicy::new());
+    assert_eq!(
+        client.options_mut().tools_list_delay,
+        Duration::from_millis(120)
+    );
+    client.start().await.unwrap();
+    assert_eq!(client.tool_names(), vec!["add", "echo"]);
+    let gap = tools_list_gap_ms(&client);
+    assert!((120.0..1500.0).contains(&gap), "{gap} ms");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn copilot_lists_tools_at_once_with_no_delay() {
+    let files = [common::frame_file(COPILOT_START)];
+    let peer = StdioPeer::spawn(&common::script_command(&files)).unwrap();
+    let options = common::test_options(Profile::Copilot092).no_delay();
+    let mut client =
+        SimClient::with_options(Profile::Copilot092, peer, AnswerPolicy::new(), options);
+    client.start().await.unwrap();
+    assert_eq!(client.tool_names(), vec!["add", "echo"]);
+    let gap = tools_list_gap_ms(&client);
+    assert!(gap < 120.0, "{gap} ms");
+    client.stop().await;
+}
+
+#[tokio::test]
+async fn copilot_answers_a_ping_that_comes_during_its_delay_before_listing() {
+    let (_dir, path) = script(&[
+        ("c2s", json!({})),
+        (
+            "s2c",
+            json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}}),
+        ),
+        ("c2s", json!({})),
+        ("s2c", init_result(1, json!({"tools": {}}))),
+        ("c2s", json!({})),
+        (
+            "s2c",
+            json!({"jsonrpc": "2.0", "id": "p-1", "method": "ping"}),
+        ),
+        ("c2s", json!({})),
+        ("c2s", json!({})),
+        (
+            "s2c",
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}),
+        ),
+    ]);
+    let mut client = client(
+        Profile::Copilot095,
+        &common::script_command(&[path]),
+        AnswerPolicy::new(),
+    );
+    client.start().await.unwrap();
+    let sent = client.peer().sent_frames();
+    let last_two: Vec<String> = sent[sent.len() - 2..]
+        .iter()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect();
+    assert_eq!(
+        last_two,
+        vec![
+            r#"{"jsonrpc":"2.0","id":"p-1","result":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"progressToken":0}}}"#
+                .to_owned(),
+        ]
+    );
     client.stop().await;
 }

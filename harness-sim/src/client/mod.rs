@@ -58,6 +58,9 @@ pub struct SimOptions {
     pub enforce_schema_checks: bool,
     /// The stop timers.
     pub stop: StopTimers,
+    /// Copilot: the wait between `notifications/initialized` and the first
+    /// `tools/list` ([`Profile::tools_list_delay`]); zero with [`SimOptions::no_delay`].
+    pub tools_list_delay: Duration,
 }
 
 impl SimOptions {
@@ -72,7 +75,15 @@ impl SimOptions {
             max_input_rounds: 10,
             enforce_schema_checks: true,
             stop: StopTimers::of(profile.harness()),
+            tools_list_delay: profile.tools_list_delay(),
         }
+    }
+
+    /// Without the client's pauses (copilot-cli's wait before `tools/list`):
+    /// for runs that measure the server or must be quick, not for frame timing.
+    pub fn no_delay(mut self) -> Self {
+        self.tools_list_delay = Duration::ZERO;
+        self
     }
 }
 

@@ -8,7 +8,8 @@
 //! result takes the modern path (`subscriptions/listen` when the server
 //! declares tool list changes, then tools/list). An error, an unusable result
 //! or no answer within the time limit (no cancel of id 0) falls back to
-//! `initialize` (id 1), `notifications/initialized` and tools/list only.
+//! `initialize` (id 1), `notifications/initialized` and, about 120 ms later
+//! ([`crate::Profile::tools_list_delay`]), tools/list only.
 
 use serde_json::{Value, json};
 use tokio::time::{Duration, Instant};
@@ -182,6 +183,8 @@ impl SimClient {
                     frames::notification(Harness::Copilot, "notifications/initialized", None);
                 self.peer.send(&initialized).await?;
                 if negotiated.capabilities.get("tools").is_some() {
+                    // copilot-cli lists 60-300 ms later; frames that come meanwhile are handled.
+                    self.idle(self.options.tools_list_delay).await?;
                     match self.list_sequential(ListKind::Tools).await {
                         Ok(_) | Err(SimError::List(_)) => {}
                         Err(other) => return Err(other),

@@ -1,11 +1,12 @@
 //! Helpers shared by the integration tests of harness-sim.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use harness_sim::client::{SimClient, SimOptions};
 use harness_sim::{AnswerPolicy, Profile, StdioPeer};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::time::Duration;
 
 /// The harness-sim executable of this package.
@@ -28,6 +29,24 @@ pub fn script_command(files: &[PathBuf]) -> Vec<String> {
     let mut command = vec![harness_sim(), "script-server".to_owned()];
     command.extend(files.iter().map(|f| f.display().to_string()));
     command
+}
+
+/// Writes a script (frame-file format) of `entries` (dir, frame).
+pub fn script(entries: &[(&str, Value)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.jsonl");
+    let mut file = std::fs::File::create(&path).unwrap();
+    for (d, frame) in entries {
+        writeln!(file, "{}", json!({"dir": d, "frame": frame})).unwrap();
+    }
+    (dir, path)
+}
+
+/// An initialize result with `capabilities`, from a server named `scripted`.
+pub fn init_result(id: i64, capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "serverInfo": {"name": "scripted", "version": "1"}}})
 }
 
 /// Options for tests: short timeouts and stop timers.
