@@ -16,7 +16,8 @@
 //! - [`answers`]: [`answers::AnswerPolicy`], what the simulated user answers.
 //! - [`client`]: [`client::SimClient`], one client session: opening, lists
 //!   with paging and the R4 loop, the R6 checks, tool calls with `_meta`,
-//!   answers, cancellation, the MRTR rounds of the modern path, the stop sequences.
+//!   answers, cancellation, the MRTR rounds of the modern path, the stop
+//!   sequences (and the second stop of VS Code, [`client::SecondStop`]).
 //! - [`record`]: the recording format (JSON Lines) and its redaction.
 //! - [`report`]: the readable and the JSON report of a session.
 //! - [`tap`]: `harness-sim tap`, a pass-through recorder between a real client and a server.

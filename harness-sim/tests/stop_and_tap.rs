@@ -1,4 +1,4 @@
-//! The stop sequences (with shortened timers) and the tap: byte-for-byte
+//! The stop sequences (with shortened timers), the second stop of VS Code, and the tap: byte-for-byte
 //! pass-through, the recording with redaction, and its replay.
 
 mod common;
@@ -9,7 +9,7 @@ use harness_sim::replay::{ReplayOptions, replay};
 use harness_sim::{AnswerPolicy, Profile, StdioPeer};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::time::Duration;
+use tokio::time::{Duration, Instant};
 
 fn sh(script: &str) -> Vec<String> {
     vec!["sh".into(), "-c".into(), script.into()]
@@ -73,6 +73,54 @@ async fn local_stop_kills_the_tree_of_a_server_that_ignores_sigterm() {
         report.group_gone,
         "the background sleep is killed with the group"
     );
+}
+
+/// A server that ignores the end of stdin and SIGTERM, with a child of its own.
+const STUBBORN: &str = "trap '' TERM; sleep 30 & while :; do sleep 1; done";
+
+/// Runs the Local stop of a stubborn server with `timers`, and a second stop
+/// `second_after` later; returns the report and how long the stop took.
+async fn stop_twice(
+    timers: StopTimers,
+    second_after: Duration,
+) -> (harness_sim::client::StopReport, Duration) {
+    let peer = StdioPeer::spawn(&sh(STUBBORN)).unwrap();
+    let mut client = SimClient::new(Profile::Local141, peer, AnswerPolicy::new());
+    client.options_mut().stop = timers;
+    let second_stop = client.second_stop();
+    // Give the shell time to set its trap.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    let (report, ()) = tokio::join!(client.stop(), async {
+        tokio::time::sleep(second_after).await;
+        second_stop.stop();
+    });
+    (report, started.elapsed())
+}
+
+#[tokio::test]
+async fn local_second_stop_during_the_grace_time_kills_the_tree_at_once() {
+    // VS Code's own timers: SIGTERM only at 10 s, the kill at 20 s.
+    let (report, took) = stop_twice(StopTimers::LOCAL, Duration::from_millis(300)).await;
+    assert_eq!(report.step, StopStep::KilledAtSecondStop, "{report:?}");
+    assert_eq!(report.exit_signal, Some(9), "{report:?}");
+    let after = report.exited_after_ms.unwrap();
+    assert!((300.0..2000.0).contains(&after), "{report:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        report.group_gone,
+        "the background sleep is killed with the tree"
+    );
+}
+
+#[tokio::test]
+async fn local_second_stop_after_sigterm_kills_before_the_kill_timer() {
+    // SIGTERM (ignored) at 300 ms, the kill timer at 1.5 s, the second stop at 700 ms.
+    let (report, _) = stop_twice(SHORT, Duration::from_millis(700)).await;
+    assert_eq!(report.step, StopStep::KilledAtSecondStop, "{report:?}");
+    let after = report.exited_after_ms.unwrap();
+    assert!((700.0..1500.0).contains(&after), "{report:?}");
+    assert!(report.group_gone);
 }
 
 #[tokio::test]

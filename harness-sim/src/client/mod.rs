@@ -31,7 +31,7 @@ pub use calls::CallOutcome;
 pub use events::{Event, EventKind};
 pub use listing::{ListFailure, ListKind, Listing};
 pub use opening::{INITIALIZE_WAIT_LOG_EVERY, INITIALIZE_WAIT_LOG_LINE};
-pub use stop::{StopReport, StopStep, StopTimers};
+pub use stop::{SecondStop, StopReport, StopStep, StopTimers};
 
 use crate::answers::AnswerPolicy;
 use crate::process::{PeerError, Received, StdioPeer};
@@ -205,6 +205,7 @@ pub struct SimClient {
     listen_id: Option<i64>,
     unanswered: Vec<Value>,
     stop_report: Option<StopReport>,
+    second_stop: SecondStop,
     calls: HashMap<i64, String>,
     modern_meta: Value,
 }
@@ -242,6 +243,7 @@ impl SimClient {
             listen_id: None,
             unanswered: Vec::new(),
             stop_report: None,
+            second_stop: SecondStop::new(),
             calls: HashMap::new(),
             modern_meta: frames::modern_meta_base(profile),
         }
@@ -316,9 +318,21 @@ impl SimClient {
         self.stop_report.as_ref()
     }
 
+    /// VS Code's second `stop()`, for another task to call while
+    /// [`SimClient::stop`] runs: the Local sequence then kills the tree at once.
+    pub fn second_stop(&self) -> SecondStop {
+        self.second_stop.clone()
+    }
+
     /// Runs the profile's stop sequence and reports how long the server took.
     pub async fn stop(&mut self) -> StopReport {
-        let report = stop::stop(&mut self.peer, self.profile.harness(), self.options.stop).await;
+        let report = stop::stop(
+            &mut self.peer,
+            self.profile.harness(),
+            self.options.stop,
+            &self.second_stop,
+        )
+        .await;
         self.log(EventKind::Stopped {
             report: report.clone(),
         });

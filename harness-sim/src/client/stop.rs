@@ -4,9 +4,14 @@
 //! direct child; after 20 s a forced kill of the tree; times counted from the
 //! end of stdin. Copilot (observed): SIGTERM first, the end of stdin ~1 ms
 //! later, and a server that ignores both is gone within 250 ms (killed).
-//! The timers are parameters so that tests can shorten them.
+//! A second `stop()` of VS Code during the Local sequence kills the tree at
+//! once ([`SecondStop`]). The timers are parameters so that tests can shorten them.
+
+use std::process::ExitStatus;
+use std::sync::Arc;
 
 use serde::Serialize;
+use tokio::sync::watch;
 use tokio::time::{Duration, Instant};
 
 use crate::process::StdioPeer;
@@ -56,6 +61,8 @@ pub enum StopStep {
     Terminated,
     /// It was killed.
     Killed,
+    /// Local: it was killed at once by a second stop (see [`SecondStop`]).
+    KilledAtSecondStop,
     /// It did not exit even after the kill.
     NotExited,
 }
@@ -93,6 +100,7 @@ impl StopReport {
             StopStep::EndOfInput => "after the end of stdin",
             StopStep::Terminated => "after SIGTERM",
             StopStep::Killed => "after the kill of the tree",
+            StopStep::KilledAtSecondStop => "after the kill of the tree at a second stop",
             StopStep::NotExited => "not even after the kill",
         };
         let group = if self.group_gone {
@@ -104,30 +112,107 @@ impl StopReport {
     }
 }
 
+/// VS Code's second `stop()` during the shutdown of a stdio server
+/// (mcpStdioStateHandler.ts): the Local sequence kills the whole tree at once
+/// instead of waiting for its 10 s and 20 s timers.
+///
+/// Take it with [`crate::SimClient::second_stop`] and call [`SecondStop::stop`]
+/// from another task while [`crate::SimClient::stop`] runs. A call that comes
+/// before the sequence starts counts too: the sequence then kills right after
+/// it closed stdin. copilot-cli kills within 250 ms anyway and ignores it.
+#[derive(Clone, Debug)]
+pub struct SecondStop {
+    requested: Arc<watch::Sender<bool>>,
+}
+
+impl SecondStop {
+    pub(crate) fn new() -> Self {
+        Self {
+            requested: Arc::new(watch::Sender::new(false)),
+        }
+    }
+
+    /// Stops again: the running Local stop sequence kills the tree at once.
+    pub fn stop(&self) {
+        self.requested.send_replace(true);
+    }
+
+    /// Resolves when the second stop came (never when it does not).
+    async fn came(&self) {
+        let mut requested = self.requested.subscribe();
+        if requested.wait_for(|stop| *stop).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// The second stop came before the server exited.
+struct SecondStopCame;
+
 /// Runs the stop sequence of `harness` on `peer`.
-pub async fn stop(peer: &mut StdioPeer, harness: Harness, timers: StopTimers) -> StopReport {
+pub async fn stop(
+    peer: &mut StdioPeer,
+    harness: Harness,
+    timers: StopTimers,
+    second_stop: &SecondStop,
+) -> StopReport {
     match harness {
-        Harness::Local => stop_local(peer, timers).await,
+        Harness::Local => stop_local(peer, timers, second_stop).await,
         Harness::Copilot => stop_copilot(peer, timers).await,
     }
 }
 
-async fn stop_local(peer: &mut StdioPeer, timers: StopTimers) -> StopReport {
+async fn stop_local(
+    peer: &mut StdioPeer,
+    timers: StopTimers,
+    second_stop: &SecondStop,
+) -> StopReport {
     peer.close_stdin().await;
     let t0 = peer.stdin_closed_at().unwrap_or_else(Instant::now);
-    let mut step = StopStep::EndOfInput;
-    let mut exit = peer.wait_exit(until(t0 + timers.term_after)).await;
-    if exit.is_none() {
-        step = StopStep::Terminated;
-        peer.terminate();
-        exit = peer.wait_exit(until(t0 + timers.kill_after)).await;
+    let (step, status) = match escalate_local(peer, timers, t0, second_stop).await {
+        Ok(ended) => ended,
+        Err(SecondStopCame) => {
+            // killTree(pid, true) at once, as VS Code does on a second stop().
+            peer.kill_tree();
+            let exit = peer.wait_exit(timers.reap_within).await;
+            (StopStep::KilledAtSecondStop, exit.map(|(status, _)| status))
+        }
+    };
+    finish(peer, "local", step, t0, status).await
+}
+
+/// The timers of the Local sequence after the end of stdin: SIGTERM to the
+/// direct child, then the forced kill of the tree.
+async fn escalate_local(
+    peer: &mut StdioPeer,
+    timers: StopTimers,
+    t0: Instant,
+    second_stop: &SecondStop,
+) -> Result<(StopStep, Option<ExitStatus>), SecondStopCame> {
+    if let Some(status) = exit_before(peer, t0 + timers.term_after, second_stop).await? {
+        return Ok((StopStep::EndOfInput, Some(status)));
     }
-    if exit.is_none() {
-        step = StopStep::Killed;
-        peer.kill_tree();
-        exit = peer.wait_exit(timers.reap_within).await;
+    peer.terminate();
+    if let Some(status) = exit_before(peer, t0 + timers.kill_after, second_stop).await? {
+        return Ok((StopStep::Terminated, Some(status)));
     }
-    finish(peer, "local", step, t0, exit.map(|(status, _)| status)).await
+    peer.kill_tree();
+    let exit = peer.wait_exit(timers.reap_within).await;
+    Ok((StopStep::Killed, exit.map(|(status, _)| status)))
+}
+
+/// The exit status if the server exits before `deadline`, `Ok(None)` if it
+/// does not, `Err` if the second stop comes first.
+async fn exit_before(
+    peer: &mut StdioPeer,
+    deadline: Instant,
+    second_stop: &SecondStop,
+) -> Result<Option<ExitStatus>, SecondStopCame> {
+    tokio::select! {
+        biased;
+        exit = peer.wait_exit(until(deadline)) => Ok(exit.map(|(status, _)| status)),
+        () = second_stop.came() => Err(SecondStopCame),
+    }
 }
 
 async fn stop_copilot(peer: &mut StdioPeer, timers: StopTimers) -> StopReport {
@@ -154,7 +239,7 @@ async fn finish(
     sequence: &str,
     step: StopStep,
     t0: Instant,
-    status: Option<std::process::ExitStatus>,
+    status: Option<ExitStatus>,
 ) -> StopReport {
     let step = if status.is_none() {
         StopStep::NotExited
@@ -176,11 +261,11 @@ async fn finish(
 }
 
 #[cfg(unix)]
-fn signal_of(status: std::process::ExitStatus) -> Option<i32> {
+fn signal_of(status: ExitStatus) -> Option<i32> {
     std::os::unix::process::ExitStatusExt::signal(&status)
 }
 
 #[cfg(not(unix))]
-fn signal_of(_status: std::process::ExitStatus) -> Option<i32> {
+fn signal_of(_status: ExitStatus) -> Option<i32> {
     None
 }
