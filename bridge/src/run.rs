@@ -10,6 +10,8 @@ use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Duration;
+#[cfg(unix)]
+use tokio::io::Interest;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The connector of the configured upstream.
@@ -32,6 +34,7 @@ pub async fn run_stdio(config: &Config) -> Exit {
         connector(config),
         client_input(),
         client_output(),
+        Box::pin(client_input_hangup()),
         backstop,
     )
     .await
@@ -75,6 +78,30 @@ fn client_input() -> Box<dyn AsyncRead + Send + Unpin> {
         return Box::new(pipe);
     }
     Box::new(tokio::io::stdin())
+}
+
+/// Resolves when VS Code has closed its end of the stdin pipe, while lines may
+/// still wait unread in it: the pipe reports the hangup before its data is read.
+/// Never for a file or a terminal. The descriptor is a second one of the same
+/// pipe, registered only when this is first polled.
+async fn client_input_hangup() {
+    #[cfg(unix)]
+    if let Some(pipe) = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
+    {
+        // Readable is also reported for data, which is left to the reader: the
+        // readiness is cleared without a read, and only the closed side ends the wait.
+        while let Ok(ready) = pipe.ready(Interest::READABLE).await {
+            if ready.is_read_closed() {
+                return;
+            }
+            let _ = pipe.try_io(|| Err::<(), _>(std::io::ErrorKind::WouldBlock.into()));
+        }
+    }
+    std::future::pending().await
 }
 
 /// Stdout, as a pipe in the reactor when it is one. Not when stderr is the same

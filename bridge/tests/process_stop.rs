@@ -252,3 +252,73 @@ async fn a_command_that_does_not_start_fails_initialize_and_the_bridge_goes_on()
     let (code, _) = stop(&mut bridge, Duration::from_secs(5)).await;
     assert_eq!(code, Some(0));
 }
+
+/// A client that stops reading stdout, sends on until the bridge reads no more, and
+/// then closes stdin: the session waits on its output and the reader on the full
+/// queue of events, with lines still unread before the end. The closed pipe is seen
+/// anyway, the watchdog starts, and the bridge exits.
+#[tokio::test]
+async fn a_client_that_stops_reading_stdout_and_then_closes_stdin_is_stopped_by_the_watchdog() {
+    use std::process::Stdio;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let mut bridge = tokio::process::Command::new(bridge_exe())
+        .arg("--")
+        .arg(fixture_exe())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the bridge starts");
+    let mut stdin = bridge.stdin.take().unwrap();
+    // Held open and never read.
+    let _stdout = bridge.stdout.take().unwrap();
+    let mut stderr = BufReader::new(bridge.stderr.take().unwrap()).lines();
+    let stderr_lines = tokio::spawn(async move {
+        let mut lines = Vec::new();
+        while let Ok(Some(line)) = stderr.next_line().await {
+            lines.push(line);
+        }
+        lines
+    });
+
+    let mut opening = serde_json::to_vec(&initialize_frame()).unwrap();
+    opening
+        .extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    stdin.write_all(&opening).await.unwrap();
+    let mut pings = 0u64;
+    loop {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}}\n",
+            pings + 2
+        );
+        match tokio::time::timeout(Duration::from_millis(500), stdin.write_all(line.as_bytes()))
+            .await
+        {
+            Ok(written) => written.expect("the bridge reads its stdin"),
+            // Both pipes and every queue of the bridge are full.
+            Err(_) => break,
+        }
+        pings += 1;
+        assert!(pings < 1_000_000, "the bridge never stopped reading");
+    }
+    drop(stdin);
+    let closed = tokio::time::Instant::now();
+
+    let status = tokio::time::timeout(Duration::from_secs(15), bridge.wait())
+        .await
+        .expect("the bridge exits although its stdout is never read")
+        .unwrap();
+    let after = closed.elapsed();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        after < Duration::from_secs(10),
+        "{after:?} after {pings} pings"
+    );
+    let lines = stderr_lines.await.unwrap();
+    assert!(
+        lines.iter().any(|l| l == "mcp-bridge-vscode: vscode: warning: the bridge did not stop in 8 s after the end of stdin, thus it stops now"),
+        "{lines:?}"
+    );
+}

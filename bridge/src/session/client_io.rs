@@ -28,23 +28,56 @@ pub(crate) enum ClientEvent {
 
 /// Reads lines from VS Code until the end of input. `on_end` runs first at the end,
 /// before the session sees it: it arms the watchdog even when the session is busy.
+///
+/// `hangup` resolves when the writer of the input has closed it, even while unread
+/// lines remain. It is watched only while the session takes no more events: a
+/// client that stopped reading stdout and then closed stdin would otherwise leave
+/// the reader waiting for room, the end never seen and the watchdog never armed.
 pub(crate) async fn read_client<R: AsyncRead + Unpin>(
     input: R,
     max_line_bytes: usize,
     events: mpsc::Sender<ClientEvent>,
+    hangup: impl Future<Output = ()>,
     on_end: impl FnOnce(),
 ) {
     let mut lines = LineReader::new(input, max_line_bytes);
+    let mut end = EndOnce(Some(on_end));
+    // Not polled again once it resolved: the end has run by then.
+    tokio::pin!(hangup);
     while let Ok(Some(line)) = lines.next_line().await {
         let Some(event) = event_of_line(line, max_line_bytes) else {
             continue;
         };
-        if events.send(event).await.is_err() {
-            return;
+        let permit = tokio::select! {
+            biased;
+            permit = events.reserve() => permit,
+            () = &mut hangup, if !end.done() => {
+                end.run();
+                events.reserve().await
+            }
+        };
+        match permit {
+            Ok(permit) => permit.send(event),
+            Err(_) => return,
         }
     }
-    on_end();
+    end.run();
     let _ = events.send(ClientEvent::End).await;
+}
+
+/// The action at the end of input, which runs once: at the hangup or at the end.
+struct EndOnce<F: FnOnce()>(Option<F>);
+
+impl<F: FnOnce()> EndOnce<F> {
+    fn run(&mut self) {
+        if let Some(on_end) = self.0.take() {
+            on_end();
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.0.is_none()
+    }
 }
 
 fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
@@ -134,4 +167,62 @@ pub(crate) async fn write_client<W: AsyncWrite + Unpin>(
     }
     // Stdout stays open: VS Code reads it until the bridge exits.
     let _ = output.flush().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const PING: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+
+    #[tokio::test]
+    async fn a_hangup_while_the_session_takes_no_events_runs_the_end_at_once() {
+        let (events, _held) = mpsc::channel(1);
+        let input: Vec<u8> = PING.repeat(3);
+        let ended = Arc::new(AtomicBool::new(false));
+        let flag = ended.clone();
+        let (hang_up, hangup) = tokio::sync::oneshot::channel::<()>();
+        let reader = tokio::spawn(read_client(
+            std::io::Cursor::new(input),
+            1024,
+            events,
+            async move {
+                let _ = hangup.await;
+            },
+            move || flag.store(true, Ordering::SeqCst),
+        ));
+        tokio::task::yield_now().await;
+        assert!(!ended.load(Ordering::SeqCst), "one event waits for room");
+        hang_up.send(()).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while !ended.load(Ordering::SeqCst) {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the end runs while the reader still waits for room");
+        assert!(!reader.is_finished());
+    }
+
+    #[tokio::test]
+    async fn without_a_hangup_the_end_runs_once_at_the_end_of_input() {
+        let (events, mut received) = mpsc::channel(8);
+        let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = runs.clone();
+        read_client(
+            PING,
+            1024,
+            events,
+            std::future::pending(),
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+        )
+        .await;
+        assert!(matches!(received.recv().await, Some(ClientEvent::Message(_))));
+        assert!(matches!(received.recv().await, Some(ClientEvent::End)));
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
 }

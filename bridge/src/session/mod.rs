@@ -25,6 +25,8 @@ use crate::wire::id::IdKey;
 use client_io::{ClientEvent, ClientSink};
 use futures::StreamExt;
 use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use table::{Table, Timer};
@@ -83,16 +85,27 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_with(config, connector, input, output, Box::new(|| {})).await
+    serve_with(
+        config,
+        connector,
+        input,
+        output,
+        Box::pin(std::future::pending()),
+        Box::new(|| {}),
+    )
+    .await
 }
 
-/// [`serve`], and `on_end_of_input` runs as soon as stdin ends, outside the
+/// [`serve`], with two hooks of the executable. `input_hangup` resolves when the
+/// writer of stdin has closed it, before its last lines are read (the end of a
+/// pipe); `on_end_of_input` runs as soon as stdin ends or hangs up, outside the
 /// session: the executable arms its last-resort watchdog there.
 pub async fn serve_with<R, W>(
     config: &Config,
     connector: Arc<dyn Connector>,
     input: R,
     output: W,
+    input_hangup: Pin<Box<dyn Future<Output = ()> + Send>>,
     on_end_of_input: Box<dyn FnOnce() + Send>,
 ) -> Exit
 where
@@ -107,6 +120,7 @@ where
         input,
         config.max_line_bytes,
         client_sender,
+        input_hangup,
         move || {
             end.notify_one();
             on_end_of_input();
