@@ -69,15 +69,17 @@ fn last_resort_watchdog(after: Duration) -> Box<dyn FnOnce() + Send> {
 /// do, which saves two thread hops per frame. A file or a terminal keeps `stdin()`.
 fn client_input() -> Box<dyn AsyncRead + Send + Unpin> {
     #[cfg(unix)]
-    if let Some(pipe) = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
-    {
+    if let Some(pipe) = stdin_pipe() {
         return Box::new(pipe);
     }
     Box::new(tokio::io::stdin())
+}
+
+/// A new descriptor of stdin, in the reactor, when stdin is a pipe.
+#[cfg(unix)]
+fn stdin_pipe() -> Option<tokio::net::unix::pipe::Receiver> {
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
 }
 
 /// Resolves when VS Code has closed its end of the stdin pipe, while lines may
@@ -86,12 +88,7 @@ fn client_input() -> Box<dyn AsyncRead + Send + Unpin> {
 /// pipe, registered only when this is first polled.
 async fn client_input_hangup() {
     #[cfg(unix)]
-    if let Some(pipe) = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
-    {
+    if let Some(pipe) = stdin_pipe() {
         // Readable is also reported for data, which is left to the reader: the
         // readiness is cleared without a read, and only the closed side ends the wait.
         while let Ok(ready) = pipe.ready(Interest::READABLE).await {

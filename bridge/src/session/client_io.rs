@@ -211,17 +211,14 @@ mod tests {
         let (events, mut received) = mpsc::channel(8);
         let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = runs.clone();
-        read_client(
-            PING,
-            1024,
-            events,
-            std::future::pending(),
-            move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-            },
-        )
+        read_client(PING, 1024, events, std::future::pending(), move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
         .await;
-        assert!(matches!(received.recv().await, Some(ClientEvent::Message(_))));
+        assert!(matches!(
+            received.recv().await,
+            Some(ClientEvent::Message(_))
+        ));
         assert!(matches!(received.recv().await, Some(ClientEvent::End)));
         assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
