@@ -15,8 +15,9 @@
 //! - [`profile`]: [`profile::Profile`], the six client versions and their opening frames.
 //! - [`answers`]: [`answers::AnswerPolicy`], what the simulated user answers.
 //! - [`client`]: [`client::SimClient`], one client session: opening, lists
-//!   with paging and the R4 loop, the R6 checks, tool calls with `_meta`,
-//!   answers, cancellation, the MRTR rounds of the modern path, the stop
+//!   with paging and the R4 loop, the R6 checks, tool calls with `_meta`
+//!   (run as tasks on the Local harness when the server allows it), answers
+//!   (and the Local task manager), cancellation, the MRTR rounds of the modern path, the stop
 //!   sequences (and the second stop of VS Code, [`client::SecondStop`]).
 //! - [`record`]: the recording format (JSON Lines) and its redaction.
 //! - [`report`]: the readable and the JSON report of a session.

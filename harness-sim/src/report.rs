@@ -226,6 +226,18 @@ pub fn describe(kind: &EventKind) -> String {
         } => format!("asked {id} {method} {summary}"),
         EventKind::Answered { id, answer, .. } => format!("answered {id}: {answer}"),
         EventKind::NotAnswered { id, method, why } => format!("no answer to {id} {method}: {why}"),
+        EventKind::TaskStatus {
+            task_id,
+            status,
+            status_message,
+            source,
+        } => {
+            let message = status_message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            format!("task {task_id} {status}{message} ({source})")
+        }
         EventKind::ListChanged { list } => format!("{list} list changed"),
         EventKind::Notification { method, params } => format!("{method} {params}"),
         EventKind::Cancelled { id } => format!("cancelled request {id}"),

@@ -260,6 +260,11 @@ async fn answers_echo_string_and_integer_ids() {
             json!({"jsonrpc": "2.0", "id": "b-3", "method": "tasks/list"}),
         ),
         ("c2s", json!({})),
+        (
+            "s2c",
+            json!({"jsonrpc": "2.0", "id": "b-4", "method": "resources/list"}),
+        ),
+        ("c2s", json!({})),
     ]);
     let policy = AnswerPolicy::new()
         .accept_form(json!({"name": "Ada"}))
@@ -279,9 +284,14 @@ async fn answers_echo_string_and_integer_ids() {
         sent[3],
         json!({"jsonrpc": "2.0", "id": 42, "result": {"roots": [{"name": "ws", "uri": "file:///ws"}]}})
     );
+    // tasks/* go to VS Code's task manager, which runs no task yet.
     assert_eq!(
         sent[4],
-        json!({"jsonrpc": "2.0", "id": "b-3", "error": {"code": -32601, "message": "Method not found: tasks/list"}})
+        json!({"jsonrpc": "2.0", "id": "b-3", "result": {"tasks": []}})
+    );
+    assert_eq!(
+        sent[5],
+        json!({"jsonrpc": "2.0", "id": "b-4", "error": {"code": -32601, "message": "Method not found: resources/list"}})
     );
     client.stop().await;
 }

@@ -4,7 +4,8 @@
 //! Local (mcpServerRequestHandler.ts `handleServerRequest`): ping `{}`, roots
 //! from the policy, sampling `{model, content, role}` or -32000 on a refusal,
 //! elicitation `{action[, content]}`, anything else -32601
-//! `Method not found: <method>`.
+//! `Method not found: <method>`. Its task manager (`tasks/*`, and a `params.task`
+//! on sampling or elicitation) is in `task_manager`.
 //! Copilot (observed, copilot-cli 1.0.92): ping `{}`, roots/list `{roots: []}`
 //! although it declares no roots, elicitation by the policy (in VS Code a
 //! person answers), sampling answered after consent or with the cancelled
@@ -195,12 +196,12 @@ mod tests {
                 Harness::Local,
                 &policy,
                 &mut counts,
-                "tasks/list",
+                "resources/list",
                 &json!({})
             ),
             Answer::Error {
                 code: -32601,
-                message: "Method not found: tasks/list".into()
+                message: "Method not found: resources/list".into()
             }
         );
         assert_eq!(

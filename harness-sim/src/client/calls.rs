@@ -1,6 +1,6 @@
 //! tools/call (and other requests) with each client's `_meta`, the Local
 //! cancellation, the -32042 retry of the Local harness, and the MRTR rounds of
-//! copilot-cli on the modern path.
+//! copilot-cli on the modern path. Tool calls run as tasks: `tool_tasks`.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -199,7 +199,11 @@ impl SimClient {
     ) -> Result<i64, SimError> {
         let id = self.take_id();
         let params = match self.profile.harness() {
-            Harness::Local => self.local_meta.call_params(name, arguments.clone()),
+            Harness::Local => {
+                let as_task = self.tool_runs_as_task(name);
+                self.local_meta
+                    .call_params(name, arguments.clone(), as_task)
+            }
             Harness::Copilot => {
                 let token = self.take_progress();
                 let meta = if self.is_modern() {
@@ -227,23 +231,34 @@ impl SimClient {
         Ok(id)
     }
 
-    /// Waits for the result of a call sent with [`SimClient::send_call`].
+    /// Waits for the result of a call sent with [`SimClient::send_call`]. On
+    /// the Local harness a CreateTaskResult is followed to the task's result.
     pub async fn wait_call(&mut self, id: i64) -> Result<CallOutcome, SimError> {
         let tool = self.calls.get(&id).cloned().unwrap_or_default();
-        match self.wait_response(id, self.options.request_timeout).await {
-            Ok(response) => Ok(self.outcome_of(&tool, id, &response)),
-            Err(SimError::DroppedByServer { .. }) => {
-                self.log(EventKind::CallFailed {
-                    tool,
-                    message: "dropped: the server sent notifications/cancelled with the id of this request".into(),
-                });
-                Ok(CallOutcome::Dropped)
-            }
-            Err(other) => Err(other),
+        let response = match self.wait_response(id, self.options.request_timeout).await {
+            Ok(response) => response,
+            Err(SimError::DroppedByServer { .. }) => return Ok(self.call_dropped(&tool)),
+            Err(other) => return Err(other),
+        };
+        if self.profile.is_local()
+            && let Some(task) = response.pointer("/result/task").filter(|t| t.is_object())
+        {
+            // isTaskResult: the server runs the call as a task.
+            return self.follow_tool_task(&tool, id, task.clone()).await;
         }
+        Ok(self.outcome_of(&tool, id, &response))
     }
 
-    fn outcome_of(&mut self, tool: &str, id: i64, response: &Value) -> CallOutcome {
+    pub(crate) fn call_dropped(&mut self, tool: &str) -> CallOutcome {
+        self.log(EventKind::CallFailed {
+            tool: tool.into(),
+            message: "dropped: the server sent notifications/cancelled with the id of this request"
+                .into(),
+        });
+        CallOutcome::Dropped
+    }
+
+    pub(crate) fn outcome_of(&mut self, tool: &str, id: i64, response: &Value) -> CallOutcome {
         if let Some(error) = response.get("error") {
             let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
             let message = error
@@ -401,7 +416,7 @@ impl SimClient {
         }
     }
 
-    fn call_failed(&mut self, tool: &str, message: String) -> CallOutcome {
+    pub(crate) fn call_failed(&mut self, tool: &str, message: String) -> CallOutcome {
         self.log(EventKind::CallFailed {
             tool: tool.into(),
             message: message.clone(),

@@ -145,6 +145,20 @@ pub enum EventKind {
         /// Why.
         why: String,
     },
+    /// A task changed state (Local): a tool call that the server runs as a
+    /// task, or a request of the server that the client runs as a task.
+    TaskStatus {
+        /// The taskId.
+        task_id: String,
+        /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+        status: String,
+        /// Its statusMessage.
+        status_message: Option<String>,
+        /// What brought the state: `tools/call result`, `tasks/get`,
+        /// `notifications/tasks/status`, `ttl`, or `sent` (the client's own
+        /// notifications/tasks/status).
+        source: String,
+    },
     /// A list change notification arrived.
     ListChanged {
         /// `tools`, `prompts` or `resources`.

@@ -81,6 +81,13 @@ pub(crate) fn with_progress_token(base: &Value, progress_token: i64) -> Value {
     meta
 }
 
+/// `notifications/tasks/status` of the Local harness. VS Code sends it with
+/// `send({jsonrpc, method, params})`, not as its other notifications
+/// (`{...n, jsonrpc}`), so `jsonrpc` comes first.
+pub(crate) fn task_status_notification(task: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task})
+}
+
 /// How VS Code shows an error response: `MPC <code>: <message>` (the typo is
 /// VS Code's, in `MpcResponseError`).
 pub fn mpc_error(code: i64, message: &str) -> String {
@@ -109,20 +116,22 @@ impl LocalMeta {
         }
     }
 
-    /// `params` of tools/call: `{name, arguments, _meta}` with a fresh UUID
-    /// progress token (chat invocations pass a progress sink).
-    pub(crate) fn call_params(&self, name: &str, arguments: Value) -> Value {
-        json!({
-            "name": name,
-            "arguments": arguments,
-            "_meta": {
-                "progressToken": uuid::Uuid::new_v4().to_string(),
-                "vscode.conversationId": self.conversation_id,
-                "vscode.requestId": self.request_id,
-                "traceparent": self.traceparent,
-                "tracestate": self.tracestate
-            }
-        })
+    /// `params` of tools/call: `{name, arguments, task, _meta}` with a fresh
+    /// UUID progress token (chat invocations pass a progress sink). `task: {}`
+    /// only when `as_task` (`shouldUseTask ? {} : undefined`).
+    pub(crate) fn call_params(&self, name: &str, arguments: Value, as_task: bool) -> Value {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if as_task {
+            params["task"] = json!({});
+        }
+        params["_meta"] = json!({
+            "progressToken": uuid::Uuid::new_v4().to_string(),
+            "vscode.conversationId": self.conversation_id,
+            "vscode.requestId": self.request_id,
+            "traceparent": self.traceparent,
+            "tracestate": self.tracestate
+        });
+        params
     }
 }
 
@@ -148,6 +157,22 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&params).unwrap(),
             r#"{"_meta":{"progressToken":1},"arguments":{"a":2,"b":3},"name":"add"}"#
+        );
+        let meta = LocalMeta::new();
+        let keys = |params: &Value| -> Vec<String> {
+            params.as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(
+            keys(&meta.call_params("add", json!({}), true)),
+            ["name", "arguments", "task", "_meta"]
+        );
+        assert_eq!(
+            keys(&meta.call_params("add", json!({}), false)),
+            ["name", "arguments", "_meta"]
+        );
+        assert_eq!(
+            serde_json::to_string(&task_status_notification(json!({"taskId": "t"}))).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t"}}"#
         );
         assert_eq!(
             mpc_error(-32601, "Method not found"),

@@ -9,7 +9,9 @@
 //! Layout: `frames` (frame builders in each client's key order), `answering`
 //! (answers to server requests), `schema_check` (R6), `listing` (paging and
 //! the nextCursor loop), `calls` (tools/call, cancellation, MRTR rounds),
-//! `opening` (the opening sequences), `stop` (the stop sequences), `events`.
+//! `tool_tasks` (Local tool calls run as tasks), `task_manager` (server
+//! requests the Local harness runs as tasks), `opening` (the opening
+//! sequences), `stop` (the stop sequences), `events`.
 
 mod answering;
 mod calls;
@@ -19,6 +21,8 @@ mod listing;
 mod opening;
 pub mod schema_check;
 pub mod stop;
+mod task_manager;
+mod tool_tasks;
 
 use std::collections::{HashMap, HashSet};
 
@@ -61,6 +65,9 @@ pub struct SimOptions {
     /// Copilot: the wait between `notifications/initialized` and the first
     /// `tools/list` ([`Profile::tools_list_delay`]); zero with [`SimOptions::no_delay`].
     pub tools_list_delay: Duration,
+    /// Local: how long a tool call that runs as a task may take (VS Code waits
+    /// without end).
+    pub task_timeout: Duration,
 }
 
 impl SimOptions {
@@ -76,6 +83,7 @@ impl SimOptions {
             enforce_schema_checks: true,
             stop: StopTimers::of(profile.harness()),
             tools_list_delay: profile.tools_list_delay(),
+            task_timeout: Duration::from_secs(300),
         }
     }
 
@@ -206,6 +214,8 @@ pub struct SimClient {
     unanswered: Vec<Value>,
     stop_report: Option<StopReport>,
     second_stop: SecondStop,
+    task_manager: task_manager::TaskManager,
+    watched_tasks: HashMap<String, tool_tasks::WatchedTask>,
     calls: HashMap<i64, String>,
     modern_meta: Value,
 }
@@ -244,6 +254,8 @@ impl SimClient {
             unanswered: Vec::new(),
             stop_report: None,
             second_stop: SecondStop::new(),
+            task_manager: task_manager::TaskManager::default(),
+            watched_tasks: HashMap::new(),
             calls: HashMap::new(),
             modern_meta: frames::modern_meta_base(profile),
         }
@@ -544,13 +556,19 @@ impl SimClient {
         if method == "roots/list" {
             self.roots_asked = true;
         }
-        let answer = answering::answer(
-            self.profile.harness(),
-            &self.policy,
-            &mut self.counts,
-            &method,
-            &params,
-        );
+        let (answer, task_update) = match self.answer_by_task_manager(&method, &params) {
+            Some(by_task_manager) => by_task_manager,
+            None => {
+                let answer = answering::answer(
+                    self.profile.harness(),
+                    &self.policy,
+                    &mut self.counts,
+                    &method,
+                    &params,
+                );
+                (answer, None)
+            }
+        };
         let (response, logged) = match answer {
             answering::Answer::Result(result) => {
                 (Some(frames::result_response(&id, result.clone())), result)
@@ -573,6 +591,9 @@ impl SimClient {
             method,
             answer: logged,
         });
+        if let Some(task) = task_update {
+            self.announce_task(task).await?;
+        }
         Ok(())
     }
 
@@ -606,6 +627,7 @@ impl SimClient {
             "notifications/resources/list_changed" => self.log(EventKind::ListChanged {
                 list: "resources".into(),
             }),
+            "notifications/tasks/status" => self.on_task_status(params),
             "notifications/cancelled" => {
                 let request_id = params.get("requestId").cloned().unwrap_or(Value::Null);
                 self.on_server_cancel(request_id);

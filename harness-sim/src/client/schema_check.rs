@@ -98,8 +98,8 @@ pub fn normalize_tool(tool: &Value) -> Value {
     tool
 }
 
-/// Whether `value` is falsy in JavaScript.
-fn js_falsy(value: Option<&Value>) -> bool {
+/// Whether `value` is falsy in JavaScript (`None` is `undefined`).
+pub(crate) fn js_falsy(value: Option<&Value>) -> bool {
     match value {
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => !b,
