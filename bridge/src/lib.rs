@@ -13,7 +13,8 @@
 //!   the items of the contract it implements (R1-R8, C1-C4, O1-O11).
 //! - [`upstream`]: the upstream server behind one small interface (a child process
 //!   over stdio here; a URL and an in-process server later).
-//! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session.
+//! - [`cli`], [`config`], [`log`], [`client_stdio`], [`run`]: the executable around
+//!   a session.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 // No indexing that can panic on data of a peer (issue 9). The few functions of the
@@ -22,6 +23,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cli;
+pub mod client_stdio;
 pub mod config;
 pub mod log;
 pub mod notify;
