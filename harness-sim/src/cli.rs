@@ -1,9 +1,9 @@
 //! The command line of `harness-sim`.
 //!
 //! ```text
-//! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] -- <server command...>
-//! harness-sim tap --out FILE -- <server command...>
-//! harness-sim replay FILE -- <server command...>
+//! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
+//! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
+//! harness-sim replay FILE [--stdio KIND] -- <server command...>
 //! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]
 //! harness-sim relay -- <server command...>
 //! ```
@@ -12,6 +12,10 @@
 //! a list, the R6 stop of all tools, or a call without a plain result); 2 the
 //! arguments are not valid. `bench` (see [`crate::bench`]) exits with 0 when
 //! every measurement ran, whether or not the targets are met, and 1 when one failed.
+//!
+//! `--stdio socketpair|pipe` chooses what the server's stdin, stdout and stderr
+//! are: Unix socket pairs by default, as VS Code gives them on POSIX (see
+//! [`crate::server_stdio`]), or pipes, as a shell gives them.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -22,9 +26,10 @@ use tokio::time::Duration;
 
 use crate::answers::{AnswerPolicy, FormAnswer, Root, SamplingAnswer, UrlAnswer};
 use crate::client::{SimClient, SimOptions};
-use crate::process::StdioPeer;
+use crate::process::{PeerOptions, StdioPeer};
 use crate::profile::Profile;
 use crate::report::{CallRecord, Report};
+use crate::server_stdio::StdioKind;
 
 /// Runs one session of a simulated client against a stdio MCP server.
 #[derive(Debug, Parser)]
@@ -32,7 +37,7 @@ use crate::report::{CallRecord, Report};
     name = "harness-sim",
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
-                  Other forms:\n  harness-sim tap --out FILE -- <server command...>\n  harness-sim replay FILE -- <server command...>\n  \
+                  Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
                   harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
@@ -81,6 +86,9 @@ struct RunArgs {
     /// Send tools/list right after notifications/initialized (copilot-cli waits about 120 ms).
     #[arg(long)]
     no_delay: bool,
+    /// The server's stdin, stdout and stderr: socketpair (as VS Code gives them on POSIX) or pipe.
+    #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
+    stdio: StdioKind,
     /// The server command.
     #[arg(last = true, required = true, num_args = 1..)]
     command: Vec<String>,
@@ -95,6 +103,9 @@ struct TapArgs {
     /// The recording to write.
     #[arg(long)]
     out: PathBuf,
+    /// The server's stdin, stdout and stderr: socketpair (as VS Code gives them on POSIX) or pipe.
+    #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
+    stdio: StdioKind,
     /// The server command.
     #[arg(last = true, required = true, num_args = 1..)]
     command: Vec<String>,
@@ -111,6 +122,9 @@ struct ReplayArgs {
     /// Print the frames the server sent.
     #[arg(long)]
     json: bool,
+    /// The server's stdin, stdout and stderr: socketpair (as VS Code gives them on POSIX) or pipe.
+    #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
+    stdio: StdioKind,
     /// The server command.
     #[arg(last = true, required = true, num_args = 1..)]
     command: Vec<String>,
@@ -185,7 +199,7 @@ async fn run_tap(args: &[OsString]) -> i32 {
         Ok(a) => a,
         Err(code) => return code,
     };
-    match crate::tap::run_tap(&args.out, &args.command).await {
+    match crate::tap::run_tap(&args.out, &args.command, args.stdio).await {
         Ok(code) => code,
         Err(error) => {
             eprintln!("harness-sim tap: {error}");
@@ -206,7 +220,11 @@ async fn run_replay(args: &[OsString]) -> i32 {
             return 2;
         }
     };
-    match crate::replay::replay(&transcript, &args.command, &Default::default()).await {
+    let options = crate::replay::ReplayOptions {
+        stdio: args.stdio,
+        ..Default::default()
+    };
+    match crate::replay::replay(&transcript, &args.command, &options).await {
         Ok(report) => {
             if args.json {
                 for frame in &report.received {
@@ -373,7 +391,11 @@ async fn run_profile(args: Vec<OsString>) -> i32 {
             }
         }
     }
-    let peer = match StdioPeer::spawn(&args.command) {
+    let peer_options = PeerOptions {
+        stdio: args.stdio,
+        ..PeerOptions::default()
+    };
+    let peer = match StdioPeer::spawn_with(&args.command, peer_options) {
         Ok(p) => p,
         Err(error) => {
             eprintln!("harness-sim: {error}");

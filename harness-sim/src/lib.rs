@@ -10,8 +10,10 @@
 //! benchmarks, and a person can point them at any stdio MCP server.
 //!
 //! # Layout
-//! - [`process`]: [`process::StdioPeer`], a server process over pipes: lines
+//! - [`process`]: [`process::StdioPeer`], a server process over its stdio: lines
 //!   with times, stderr as it comes, signals, exit timing, the process group.
+//! - [`server_stdio`]: the stdin, stdout and stderr a client gives a server:
+//!   Unix socket pairs as VS Code (libuv) gives them, or pipes ([`StdioKind`]).
 //! - [`profile`]: [`profile::Profile`], the six client versions and their opening frames.
 //! - [`answers`]: [`answers::AnswerPolicy`], what the simulated user answers.
 //! - [`client`]: [`client::SimClient`], one client session: opening, lists
@@ -39,9 +41,11 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod script;
+pub mod server_stdio;
 pub mod tap;
 
 pub use answers::AnswerPolicy;
 pub use client::{CallOutcome, Negotiated, SimClient, SimError, SimOptions, WirePath};
 pub use process::{Received, StdioPeer};
 pub use profile::Profile;
+pub use server_stdio::StdioKind;

@@ -1,4 +1,4 @@
-//! [`StdioPeer`]: a server process over pipes, as an MCP client sees it.
+//! [`StdioPeer`]: a server process over its stdio, as an MCP client sees it.
 //!
 //! The simulators, the process tests and the conformance runner all need the
 //! same things from a child process: send lines, receive lines with the time
@@ -8,21 +8,24 @@
 //!
 //! On unix the child runs in its own process group, so that [`StdioPeer::kill_tree`]
 //! reaches the processes it started and [`StdioPeer::group_gone`] can tell that
-//! none is left.
+//! none is left. Its stdin, stdout and stderr are Unix socket pairs, as VS Code
+//! gives them, or pipes ([`PeerOptions::stdio`], [`crate::server_stdio`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::{Notify, mpsc};
 use tokio::time::{Duration, Instant};
 
 use crate::record::{Dir, Entry, Header, Payload, RecordError, Transcript};
+pub use crate::server_stdio::StdioKind;
+use crate::server_stdio::{ServerInput, ServerOutput, StderrTo};
 
 /// How to start a [`StdioPeer`].
 #[derive(Clone, Debug)]
@@ -35,6 +38,8 @@ pub struct PeerOptions {
     pub cwd: Option<PathBuf>,
     /// Put the child in its own process group (unix).
     pub own_process_group: bool,
+    /// Socket pairs (VS Code, the default on unix) or pipes.
+    pub stdio: StdioKind,
 }
 
 impl Default for PeerOptions {
@@ -44,6 +49,7 @@ impl Default for PeerOptions {
             env: Vec::new(),
             cwd: None,
             own_process_group: true,
+            stdio: StdioKind::default(),
         }
     }
 }
@@ -113,12 +119,13 @@ impl Shared {
     }
 }
 
-/// A server process with piped stdin, stdout and stderr.
+/// A server process with our ends of its stdin, stdout and stderr.
 pub struct StdioPeer {
     command: Vec<String>,
     child: Child,
     pid: Option<u32>,
-    stdin: Option<ChildStdin>,
+    stdio: StdioKind,
+    stdin: Option<ServerInput>,
     lines: mpsc::UnboundedReceiver<Received>,
     shared: Arc<Shared>,
     stdin_closed_at: Option<Instant>,
@@ -135,11 +142,7 @@ impl StdioPeer {
     pub fn spawn_with(command: &[String], options: PeerOptions) -> Result<Self, PeerError> {
         let (program, args) = command.split_first().ok_or(PeerError::EmptyCommand)?;
         let mut cmd = Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        cmd.args(args).kill_on_drop(true);
         for (key, value) in &options.env {
             cmd.env(key, value);
         }
@@ -150,10 +153,13 @@ impl StdioPeer {
         if options.own_process_group {
             cmd.process_group(0);
         }
-        let mut child = cmd.spawn().map_err(|error| PeerError::Spawn {
-            command: program.clone(),
-            error,
-        })?;
+        let (child, ends) =
+            crate::server_stdio::spawn(cmd, options.stdio, StderrTo::Us).map_err(|error| {
+                PeerError::Spawn {
+                    command: program.clone(),
+                    error,
+                }
+            })?;
         let started = Instant::now();
         let shared = Arc::new(Shared {
             started,
@@ -165,16 +171,15 @@ impl StdioPeer {
             stdout_closed: AtomicBool::new(false),
         });
         let (tx, lines) = mpsc::unbounded_channel();
-        if let Some(stdout) = child.stdout.take() {
-            tokio::spawn(read_stdout(stdout, tx, Arc::clone(&shared)));
-        }
-        if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(read_stdout(ends.stdout, tx, Arc::clone(&shared)));
+        if let Some(stderr) = ends.stderr {
             tokio::spawn(read_stderr(stderr, Arc::clone(&shared)));
         }
         Ok(Self {
             command: command.to_vec(),
             pid: child.id(),
-            stdin: child.stdin.take(),
+            stdio: options.stdio,
+            stdin: Some(ends.stdin),
             child,
             lines,
             shared,
@@ -191,6 +196,11 @@ impl StdioPeer {
     /// The process id of the child (and of its process group on unix).
     pub fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    /// What the child's stdin, stdout and stderr are.
+    pub fn stdio(&self) -> StdioKind {
+        self.stdio
     }
 
     /// When the child started.
@@ -293,12 +303,12 @@ impl StdioPeer {
         }
     }
 
-    /// Closes stdin (the end of input for the server). The stop time of
-    /// [`StdioPeer::wait_exit`] is measured from here.
+    /// Ends stdin as Node does (the shutdown of a socket's writing side and its
+    /// close, or the close of a pipe). The stop time of [`StdioPeer::wait_exit`]
+    /// is measured from here.
     pub async fn close_stdin(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            // An error means the server already closed its end; stdin is closed either way.
-            let _ = stdin.shutdown().await;
+        if let Some(stdin) = self.stdin.take() {
+            stdin.end().await;
         }
         if self.stdin_closed_at.is_none() {
             self.stdin_closed_at = Some(Instant::now());
@@ -537,7 +547,7 @@ impl Signal {
 }
 
 async fn read_stdout(
-    stdout: tokio::process::ChildStdout,
+    stdout: ServerOutput,
     tx: mpsc::UnboundedSender<Received>,
     shared: Arc<Shared>,
 ) {
@@ -573,7 +583,7 @@ async fn read_stdout(
     shared.stdout_closed.store(true, Ordering::Release);
 }
 
-async fn read_stderr(stderr: tokio::process::ChildStderr, shared: Arc<Shared>) {
+async fn read_stderr(stderr: ServerOutput, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stderr);
     let mut buf = Vec::new();
     loop {

@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tokio::time::{Duration, Instant};
 
-use crate::process::{PeerError, StdioPeer};
+use crate::process::{PeerError, PeerOptions, StdioPeer};
 use crate::record::{Dir, Payload, Transcript};
+use crate::server_stdio::StdioKind;
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -26,6 +27,8 @@ pub struct ReplayOptions {
     pub ignore_keys: Vec<String>,
     /// How long to wait for the exit after the end of stdin.
     pub exit_within: Duration,
+    /// The server's stdin, stdout and stderr.
+    pub stdio: StdioKind,
 }
 
 impl Default for ReplayOptions {
@@ -34,6 +37,7 @@ impl Default for ReplayOptions {
             wait: Duration::from_secs(10),
             ignore_keys: Vec::new(),
             exit_within: Duration::from_secs(10),
+            stdio: StdioKind::default(),
         }
     }
 }
@@ -66,7 +70,11 @@ pub async fn replay(
     command: &[String],
     options: &ReplayOptions,
 ) -> Result<ReplayReport, PeerError> {
-    let mut peer = StdioPeer::spawn(command)?;
+    let peer_options = PeerOptions {
+        stdio: options.stdio,
+        ..PeerOptions::default()
+    };
+    let mut peer = StdioPeer::spawn_with(command, peer_options)?;
     let mut report = ReplayReport::default();
     let mut expected_before = 0;
     for entry in &transcript.entries {

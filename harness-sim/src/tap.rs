@@ -6,9 +6,10 @@
 //! `["tap", "--out", "/abs/session.jsonl", "--", "<server>", "<args>..."]` as
 //! the args. The tap forwards SIGTERM and SIGINT to the server, ends the
 //! server's stdin when its own stdin ends, and exits with the server's code.
+//! It gives the server what VS Code would give it: Unix socket pairs by default
+//! (see [`crate::server_stdio`]), ended as Node ends them.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -16,6 +17,7 @@ use tokio::process::Command;
 use tokio::time::{Duration, Instant};
 
 use crate::record::{Dir, Entry, Header, Payload, RecordError, Writer};
+use crate::server_stdio::{self, StderrTo, StdioKind};
 
 /// Why the tap could not run.
 #[derive(Debug, thiserror::Error)]
@@ -56,24 +58,21 @@ impl Recorder {
     }
 }
 
-/// Runs the tap; returns the exit code (the server's, or 128 + its signal).
-pub async fn run_tap(out: &Path, command: &[String]) -> Result<i32, TapError> {
+/// Runs the tap with the server's stdio of `stdio`; returns the exit code (the
+/// server's, or 128 + its signal).
+pub async fn run_tap(out: &Path, command: &[String], stdio: StdioKind) -> Result<i32, TapError> {
     let (program, args) = command.split_first().ok_or(TapError::EmptyCommand)?;
     let writer = Writer::create(out, Some(&Header::now("harness-sim tap", command)))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let mut server = Command::new(program);
+    server.args(args);
+    let (mut child, ends) = server_stdio::spawn(server, stdio, StderrTo::Us)
         .map_err(|e| TapError::Spawn(program.clone(), e))?;
     let recorder = Recorder {
         started: Instant::now(),
         writer: Arc::new(Mutex::new(Some(writer))),
     };
-    let (Some(child_in), Some(child_out), Some(child_err)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
+    let (child_in, child_out) = (ends.stdin, ends.stdout);
+    let Some(child_err) = ends.stderr else {
         return Err(TapError::Spawn(
             program.clone(),
             std::io::ErrorKind::BrokenPipe.into(),
@@ -128,7 +127,8 @@ where
             break;
         }
     }
-    // The end of the client's stdin becomes the end of the server's stdin.
+    // The end of the client's stdin becomes the end of the server's stdin: a
+    // shutdown of the writing side of a socket, then the close (the drop of `to`).
     let _ = to.shutdown().await;
 }
 
