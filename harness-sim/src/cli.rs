@@ -4,7 +4,7 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
 //! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH]
 //! harness-sim relay -- <server command...>
 //! ```
 //!
@@ -38,7 +38,7 @@ use crate::server_stdio::StdioKind;
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--bridge PATH] [--fixture PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
                   harness-sim relay -- <server command...>\n    \
@@ -155,6 +155,10 @@ struct BenchArgs {
     /// passes bytes through: the floor of one more process on the path.
     #[arg(long)]
     floor: bool,
+    /// The stdin and stdout of the server on every side (direct, relay, bridged):
+    /// socketpair (what VS Code users get on POSIX) or pipe.
+    #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
+    stdio: StdioKind,
     /// The bridge executable (default: the workspace's, in the profile of harness-sim).
     #[arg(long, value_name = "PATH")]
     bridge: Option<PathBuf>,
@@ -276,6 +280,7 @@ async fn run_bench(args: &[OsString]) -> i32 {
         bridge: parsed.bridge,
         fixture: parsed.fixture,
         floor: parsed.floor,
+        stdio: parsed.stdio,
         command,
     };
     match crate::bench::run_on_own_thread(options).await {
@@ -459,4 +464,30 @@ async fn session(
 
 fn seconds(value: f64) -> Duration {
     Duration::from_secs_f64(value.clamp(0.0, 86_400.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench_args(args: &[&str]) -> Result<BenchArgs, clap::Error> {
+        BenchArgs::try_parse_from(std::iter::once("bench").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_bench_gives_socket_pairs_unless_told_pipe() {
+        assert_eq!(bench_args(&[]).unwrap().stdio, StdioKind::default());
+        assert_eq!(
+            bench_args(&["--stdio", "pipe"]).unwrap().stdio,
+            StdioKind::Pipe
+        );
+        assert_eq!(
+            bench_args(&["--stdio", "socketpair", "--quick"])
+                .unwrap()
+                .stdio,
+            StdioKind::SocketPair
+        );
+        let error = bench_args(&["--stdio", "fifo"]).unwrap_err().to_string();
+        assert!(error.contains("use socketpair or pipe"), "{error}");
+    }
 }

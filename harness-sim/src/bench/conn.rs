@@ -1,23 +1,24 @@
-//! [`Conn`]: a lean pipe to one server process, for measurements.
+//! [`Conn`]: a lean connection to one server process, for measurements.
 //!
 //! [`crate::process::StdioPeer`] keeps and parses every line, which is right for
 //! tests and wrong for a benchmark: the client would cost as much as the server it
 //! measures. Here one reader task finds the line ends, keeps only the first and the
 //! last bytes of each line (the whole line only when asked, for list pages), stamps
 //! the time, and hands the id over; the caller writes pre-serialized frames. The
-//! server's stderr goes to `/dev/null`.
+//! server's stdin and stdout are socket pairs or pipes ([`StdioKind`]); its stderr
+//! goes to `/dev/null`.
 
 use std::ffi::OsString;
-use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant};
 
 use super::BenchError;
 use super::proc_mem::{self, Memory};
 use super::scan::{self, Head, Kind};
+use crate::server_stdio::{self, ServerInput, ServerOutput, StderrTo, StdioKind};
 
 /// How many first bytes of each line are kept to read its id.
 const HEAD_BYTES: usize = 1024;
@@ -47,11 +48,11 @@ impl Reply {
     }
 }
 
-/// A server process with its pipes.
+/// A server process with our ends of its stdin and stdout.
 pub struct Conn {
     child: Child,
     pid: u32,
-    stdin: Option<ChildStdin>,
+    stdin: Option<ServerInput>,
     replies: mpsc::UnboundedReceiver<Reply>,
     /// Just before the process was spawned.
     pub spawned_at: Instant,
@@ -59,41 +60,33 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Starts `argv` in its own process group. Lines up to `keep` bytes are kept whole.
-    pub fn spawn(argv: &[OsString], keep: usize) -> Result<Self, BenchError> {
+    /// Starts `argv` in its own process group with stdin and stdout of `stdio`.
+    /// Lines up to `keep` bytes are kept whole.
+    pub fn spawn(argv: &[OsString], stdio: StdioKind, keep: usize) -> Result<Self, BenchError> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| BenchError::Setup("an empty command".into()))?;
         let mut command = Command::new(program);
-        command
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
+        command.args(args).kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
         let spawned_at = Instant::now();
-        let mut child = command.spawn().map_err(|error| {
-            BenchError::Setup(format!(
-                "cannot start {}: {error}",
-                program.to_string_lossy()
-            ))
-        })?;
+        let (child, ends) =
+            server_stdio::spawn(command, stdio, StderrTo::Null).map_err(|error| {
+                BenchError::Setup(format!(
+                    "cannot start {}: {error}",
+                    program.to_string_lossy()
+                ))
+            })?;
         let pid = child
             .id()
             .ok_or_else(|| BenchError::Setup("the child has no process id".into()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(BenchError::Setup(
-                "the pipes of the child were not created".into(),
-            ));
-        };
         let (sender, replies) = mpsc::unbounded_channel();
-        tokio::spawn(read_lines(stdout, sender, keep));
+        tokio::spawn(read_lines(ends.stdout, sender, keep));
         Ok(Self {
             child,
             pid,
-            stdin: Some(stdin),
+            stdin: Some(ends.stdin),
             replies,
             spawned_at,
             exited: false,
@@ -152,11 +145,10 @@ impl Conn {
         Ok(reply)
     }
 
-    /// Closes stdin (the end of input of the server) and returns when.
+    /// Ends stdin as Node does (see [`ServerInput::end`]) and returns when.
     pub async fn close_stdin(&mut self) -> Instant {
-        if let Some(mut stdin) = self.stdin.take() {
-            // An error means the server closed its end: stdin is closed either way.
-            let _ = stdin.shutdown().await;
+        if let Some(stdin) = self.stdin.take() {
+            stdin.end().await;
         }
         Instant::now()
     }
@@ -219,7 +211,7 @@ pub fn check_result(reply: &Reply, id: Option<i64>) -> Result<(), BenchError> {
 }
 
 /// The reader task: one [`Reply`] per line, until the end of stdout.
-async fn read_lines(stdout: ChildStdout, replies: mpsc::UnboundedSender<Reply>, keep: usize) {
+async fn read_lines(stdout: ServerOutput, replies: mpsc::UnboundedSender<Reply>, keep: usize) {
     let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, stdout);
     let mut line = LineState::new(keep);
     loop {

@@ -6,10 +6,12 @@
 //! bridge-fixture-server`. The table shows both medians and their ratio; on a
 //! shared machine the ratios and the memory figures count, not the absolute times.
 //! The rounds alternate the sides (direct, bridged, bridged, direct, ...) so that a
-//! drift of the machine's load falls on both.
+//! drift of the machine's load falls on both. The client gives the server of every
+//! side the same stdin and stdout: Unix socket pairs as VS Code gives them, or
+//! pipes with `--stdio pipe`.
 //!
 //! # Layout
-//! - [`conn`]: a lean pipe to one server process (one reader task, only the ends of
+//! - [`conn`]: a lean connection to one server process (one reader task, only the ends of
 //!   each line kept); [`scan`]: the id of a line from its first bytes.
 //! - [`frames`]: the pre-serialized frames of both clients; [`session`]: a started
 //!   session on one side.
@@ -37,6 +39,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use tokio::time::Instant;
+
+use crate::server_stdio::StdioKind;
 
 pub use frames::Side;
 pub use report::{Report, Row};
@@ -133,6 +137,8 @@ pub struct Options {
     pub fixture: Option<PathBuf>,
     /// Also measure through `harness-sim relay` (the floor of one more process).
     pub floor: bool,
+    /// The stdin and stdout of the server on every side.
+    pub stdio: StdioKind,
     /// The command line, for the report.
     pub command: String,
 }
@@ -147,6 +153,8 @@ pub struct Ctx {
     pub rounds: usize,
     pub quick: bool,
     pub floor: bool,
+    /// The stdin and stdout of the server on every side (direct, relay, bridged).
+    pub stdio: StdioKind,
 }
 
 impl Ctx {
@@ -238,6 +246,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         fixture,
         relay,
         floor: options.floor,
+        stdio: options.stdio,
         rounds: options
             .rounds
             .unwrap_or(if options.quick { 1 } else { 5 })
@@ -253,6 +262,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
     }
     notes.extend([
         "direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned(),
+        stdio_note(ctx.stdio),
     ]);
     for scenario in Scenario::ALL {
         if !options.only.is_empty() && !options.only.contains(&scenario) {
@@ -269,12 +279,24 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         fixture: ctx.fixture.display().to_string(),
         rounds: ctx.rounds,
         quick: ctx.quick,
+        stdio: ctx.stdio,
         load_before,
         load_after: machine::load(),
         seconds: started.elapsed().as_secs_f64(),
         rows,
         notes,
     })
+}
+
+/// How the processes of a run are connected, for the notes of the report.
+fn stdio_note(stdio: StdioKind) -> String {
+    let client = match stdio {
+        StdioKind::SocketPair => "Unix socket pairs, as VS Code (libuv) gives them on POSIX",
+        StdioKind::Pipe => "pipes, as a shell gives them",
+    };
+    format!(
+        "stdio {stdio}: the client gives the server of every side (direct, relay, bridged) {client}; the bridge and the relay give the fixture pipes."
+    )
 }
 
 /// Runs [`run`] on a thread of its own with a single-threaded runtime: the client
@@ -329,6 +351,7 @@ mod tests {
             rounds: 1,
             quick: true,
             floor: true,
+            stdio: StdioKind::SocketPair,
         };
         assert_eq!(
             ctx.argv(Side::Bridged, &["--many-tools", "5"]),

@@ -2,6 +2,11 @@
 //! client and a server. It passes the bytes of both directions through unchanged
 //! with two blocking threads and no parsing, so `bench --floor` can show what one
 //! more process on the path costs by itself, apart from what the bridge does.
+//!
+//! Its own stdin and stdout may be pipes or the ends of socket pairs (`bench
+//! --stdio`): blocking reads and writes serve both, and a read returns 0 at the
+//! shutdown of the client's writing side as at the close of a pipe. It gives the
+//! server pipes, as the bridge gives its upstream, so that the two compare.
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

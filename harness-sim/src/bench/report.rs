@@ -6,6 +6,7 @@ use super::frames::Side;
 use super::machine::Machine;
 use super::stats::median;
 use super::targets::Target;
+use crate::server_stdio::StdioKind;
 
 /// The unit of a row's figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -208,6 +209,8 @@ pub struct Report {
     /// Rounds of each measurement (direct and bridged alternate: ABBA...).
     pub rounds: usize,
     pub quick: bool,
+    /// The stdin and stdout of the server on every side.
+    pub stdio: StdioKind,
     /// `/proc/loadavg` before and after the run.
     pub load_before: String,
     pub load_after: String,
@@ -233,8 +236,8 @@ impl Report {
         ));
         out.push_str(&format!("command: {}\n", self.command));
         out.push_str(&format!(
-            "bridge:  {}\nfixture: {}\n",
-            self.bridge, self.fixture
+            "bridge:  {}\nfixture: {}\nstdio:   {} (the server's stdin and stdout on every side)\n",
+            self.bridge, self.fixture, self.stdio
         ));
         out.push_str(&format!(
             "load average (1, 5, 15 min): {} before, {} after; {} rounds{}, {:.0} s\n\n",

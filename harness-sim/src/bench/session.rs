@@ -32,7 +32,7 @@ impl Session {
         keep: usize,
     ) -> Result<Self, BenchError> {
         let frames = Frames::new(side);
-        let mut conn = Conn::spawn(&ctx.argv(side, fixture_args), keep)?;
+        let mut conn = Conn::spawn(&ctx.argv(side, fixture_args), ctx.stdio, keep)?;
         conn.send(&[&frames.opening()]).await?;
         let reply = conn.result_of(0, OPENING_LIMIT).await?;
         let opening = reply.at.saturating_duration_since(conn.spawned_at);
