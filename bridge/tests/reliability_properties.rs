@@ -17,12 +17,16 @@ use mcp_bridge_vscode::rules::initialize::{FallbackIdentity, initialize_result};
 use mcp_bridge_vscode::rules::input::{
     Ask, answer_of, form_content_error, plan_round, url_is_safe,
 };
-use mcp_bridge_vscode::rules::results::{check_result_shape, result_kind, shape_result};
+use mcp_bridge_vscode::rules::results::{
+    ResultKind, ShallowShape, check_result_shape, result_kind, shape_call_result_shallow,
+    shape_result,
+};
 use mcp_bridge_vscode::rules::schema_repair::{
     MAX_SCHEMA_DEPTH, SchemaFix, is_falsy_in_javascript, repair_array_items,
 };
 use mcp_bridge_vscode::rules::{SERVER_INFO_KEY, errors, meta, progress};
 use mcp_bridge_vscode::wire::codec::recover_id;
+use mcp_bridge_vscode::wire::raw::ShallowObject;
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 use std::collections::HashSet;
@@ -289,6 +293,34 @@ proptest! {
             Value::Object(shaped).to_string(),
             Value::Object(model(method, &result)).to_string()
         );
+    }
+
+    /// The hot path of tools/call results (one level deep) gives VS Code the very
+    /// text of the full path, or leaves the result to it.
+    #[test]
+    fn the_shallow_call_result_equals_the_shaped_tree_or_takes_the_tree(result in json_object()) {
+        let text = Value::Object(result.clone()).to_string();
+        let raw: &serde_json::value::RawValue = serde_json::from_str(&text).unwrap();
+        let mut shallow = ShallowObject::parse(raw).unwrap();
+        let structured = result.get("structuredContent").is_some_and(|s| !s.is_null());
+        match shape_call_result_shallow(&mut shallow) {
+            ShallowShape::Shaped => {
+                prop_assert_eq!(result_kind(&result), ResultKind::Complete);
+                prop_assert!(check_result_shape("tools/call", &result).is_ok());
+                prop_assert!(!structured);
+                let mut shaped = result.clone();
+                shape_result("tools/call", &mut shaped);
+                let passed = shallow.to_raw().unwrap().get().to_owned();
+                prop_assert_eq!(passed, Value::Object(shaped).to_string());
+            }
+            ShallowShape::Invalid(detail) => {
+                prop_assert_eq!(result_kind(&result), ResultKind::Complete);
+                prop_assert_eq!(check_result_shape("tools/call", &result), Err(detail));
+            }
+            ShallowShape::NeedsTree => {
+                prop_assert!(structured || result_kind(&result) != ResultKind::Complete);
+            }
+        }
     }
 
     #[test]

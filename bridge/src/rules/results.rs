@@ -6,7 +6,10 @@
 
 use super::SERVER_INFO_KEY;
 use super::schema_repair::{SchemaFix, repair_array_items};
+use crate::wire::raw::ShallowObject;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 type Object = Map<String, Value>;
 
@@ -66,11 +69,65 @@ pub fn check_result_shape(method: &str, result: &Object) -> Result<(), String> {
     match result.get(member) {
         None if optional => Ok(()),
         Some(value) if value.is_array() == array && (array || value.is_object()) => Ok(()),
-        Some(_) if optional => Err(format!(
-            "the {method} result has a {member} that is not an {kind}"
-        )),
+        Some(_) if optional => Err(not_of_kind(method, member, kind)),
         _ => Err(format!("the {method} result has no {member} {kind}")),
     }
+}
+
+fn not_of_kind(method: &str, member: &str, kind: &str) -> String {
+    format!("the {method} result has a {member} that is not an {kind}")
+}
+
+/// What [`shape_call_result_shallow`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ShallowShape {
+    /// The result is ready for VS Code.
+    Shaped,
+    /// Not a complete result, or one with `structuredContent`: the rules need
+    /// the whole tree, so the result goes the way of every other.
+    NeedsTree,
+    /// Not valid (`invalid_response`), as [`check_result_shape`] says.
+    Invalid(String),
+}
+
+/// A complete tools/call result, read one level deep, shaped as [`shape_result`]
+/// shapes it (R8, O10, R5): the same edits, without a tree of the content.
+pub fn shape_call_result_shallow(result: &mut ShallowObject<'_>) -> ShallowShape {
+    let complete = result
+        .get("resultType")
+        .is_none_or(|kind| kind.get() == "\"complete\"");
+    let structured = result
+        .get("structuredContent")
+        .is_some_and(|structured| structured.get() != "null");
+    if !complete || structured {
+        return ShallowShape::NeedsTree;
+    }
+    match result.get("content") {
+        Some(content) if !content.get().starts_with('[') => {
+            return ShallowShape::Invalid(not_of_kind("tools/call", "content", "array"));
+        }
+        Some(_) => {}
+        // Text that is JSON: this never fails, but if it did, the tree would do.
+        None => match serde_json::from_str::<&'static RawValue>("[]") {
+            Ok(empty) => result.insert("content", Cow::Borrowed(empty)),
+            Err(_) => return ShallowShape::NeedsTree,
+        },
+    }
+    // `None`: no `_meta` object; `Some(None)`: one that becomes empty.
+    let edited_meta = result
+        .get("_meta")
+        .and_then(ShallowObject::parse)
+        .map(|mut meta| {
+            meta.retain(|name| name != SERVER_INFO_KEY);
+            (!meta.is_empty()).then(|| meta.to_raw()).flatten()
+        });
+    result.retain(|name| !MODERN_RESULT_MEMBERS.contains(&name));
+    match edited_meta {
+        None => {}
+        Some(None) => result.retain(|name| name != "_meta"),
+        Some(Some(meta)) => result.insert("_meta", Cow::Owned(meta)),
+    }
+    ShallowShape::Shaped
 }
 
 /// Shapes a complete upstream result of `method` for VS Code, in place.
@@ -169,6 +226,68 @@ fn shape_call_result(result: &mut Object) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two ways of shaping a tools/call result agree, member order included.
+    #[test]
+    fn the_shallow_call_result_is_the_shaped_tree_to_the_letter() {
+        let cases = [
+            r#"{"content":[{"type":"text","text":"hi"}],"resultType":"complete","isError":false}"#,
+            r#"{"resultType":"complete","isError":true}"#,
+            r#"{"isError":false,"ttlMs":5,"cacheScope":"private","content":[]}"#,
+            r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}"#,
+            r#"{"_meta":{"a":1,"io.modelcontextprotocol/serverInfo":{},"b":[2]},"content":[]}"#,
+            r#"{"_meta":"not an object","content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#,
+            r#"{"content":[],"structuredContent":null,"x-extension":{"k":"v"}}"#,
+            r#"{"content":[],"content":[{"type":"text","text":"last"}]}"#,
+        ];
+        for case in cases {
+            let raw: &RawValue = serde_json::from_str(case).unwrap();
+            let mut shallow = ShallowObject::parse(raw).unwrap();
+            assert_eq!(
+                shape_call_result_shallow(&mut shallow),
+                ShallowShape::Shaped,
+                "{case}"
+            );
+            let (tree, fixes) = shaped("tools/call", serde_json::from_str(case).unwrap());
+            assert!(fixes.is_empty());
+            assert_eq!(
+                shallow.to_raw().unwrap().get(),
+                serde_json::to_string(&tree).unwrap(),
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_call_result_that_the_rules_must_see_whole_takes_the_tree() {
+        for case in [
+            r#"{"content":[],"structuredContent":{"a":1}}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"other","content":[]}"#,
+        ] {
+            let raw: &RawValue = serde_json::from_str(case).unwrap();
+            let mut shallow = ShallowObject::parse(raw).unwrap();
+            assert_eq!(
+                shape_call_result_shallow(&mut shallow),
+                ShallowShape::NeedsTree,
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_call_result_with_content_of_another_kind_is_invalid_in_both_ways() {
+        let case = r#"{"content":"text"}"#;
+        let raw: &RawValue = serde_json::from_str(case).unwrap();
+        let mut shallow = ShallowObject::parse(raw).unwrap();
+        let tree: Value = serde_json::from_str(case).unwrap();
+        assert_eq!(
+            shape_call_result_shallow(&mut shallow),
+            ShallowShape::Invalid(
+                check_result_shape("tools/call", tree.as_object().unwrap()).unwrap_err()
+            )
+        );
+    }
 
     fn shaped(method: &str, result: Value) -> (Value, Vec<ToolSchemaFix>) {
         let mut object = result.as_object().unwrap().clone();

@@ -16,6 +16,17 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// The debug line of one answered upstream round.
+pub(super) fn log_round(key: &IdKey, upstream_id: u64, request: &InFlight, outcome: &str) {
+    tracing::debug!(
+        target: BRIDGE,
+        "upstream request {upstream_id} ({}, round {} of client request {key}): {outcome} after {} ms",
+        request.method,
+        request.round,
+        request.waiting_since.elapsed().as_millis()
+    );
+}
+
 /// The methods whose result can ask for input (R8, O9).
 pub(super) fn may_ask_for_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
@@ -173,15 +184,7 @@ impl Session {
             return;
         };
         let method = request.method.clone();
-        let elapsed = request.waiting_since.elapsed();
-        let round = request.round;
-        let exchange = |outcome: &str| {
-            tracing::debug!(
-                target: BRIDGE,
-                "upstream request {upstream_id} ({method}, round {round} of client request {key}): {outcome} after {} ms",
-                elapsed.as_millis()
-            );
-        };
+        let exchange = |outcome: &str| log_round(&key, upstream_id, request, outcome);
         let reply = match outcome {
             Outcome::Error(error) => {
                 let code = error.get("code").and_then(Value::as_i64);

@@ -10,6 +10,7 @@ mod deadlines;
 mod forward;
 mod lifecycle;
 mod listen;
+mod pass_through;
 mod rounds;
 mod stop;
 mod table;
@@ -449,6 +450,19 @@ impl Session {
         match event {
             Some(UpstreamEvent::Message(message)) => {
                 self.on_upstream_message(message).await;
+                Step::Continue
+            }
+            Some(UpstreamEvent::Line(line)) => {
+                match self.pass_call_result(line).await {
+                    Some(UpstreamEvent::Message(message)) => {
+                        self.on_upstream_message(message).await
+                    }
+                    Some(UpstreamEvent::Unreadable { frame, reason, id }) => {
+                        self.on_unreadable(frame, reason, id).await
+                    }
+                    // Passed through; a parsed line is one of the two above.
+                    _ => {}
+                }
                 Step::Continue
             }
             Some(UpstreamEvent::Unreadable { frame, reason, id }) => {

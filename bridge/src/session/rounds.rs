@@ -351,6 +351,19 @@ impl Session {
         reason: &str,
         reply: Option<Result<Value, Value>>,
     ) -> Option<InFlight> {
+        let request = self.end_request(key, reason).await?;
+        if let Some(reply) = reply {
+            let frame = match reply {
+                Ok(result) => frame::result_frame(request.id.clone(), result),
+                Err(error) => frame::error_frame(request.id.clone(), error),
+            };
+            self.out.send(frame).await;
+        }
+        Some(request)
+    }
+
+    /// [`Self::close_request`] but for the reply, which the caller sends.
+    pub(super) async fn end_request(&mut self, key: &IdKey, reason: &str) -> Option<InFlight> {
         let mut request = self.table.remove(key)?;
         // No round follows: the kept params go before the reply is written, so
         // that a large request and its large result are not in memory together.
@@ -368,13 +381,6 @@ impl Session {
             for bridge_id in bridge_ids {
                 self.cancel_client_request(&bridge_id, reason).await;
             }
-        }
-        if let Some(reply) = reply {
-            let frame = match reply {
-                Ok(result) => frame::result_frame(request.id.clone(), result),
-                Err(error) => frame::error_frame(request.id.clone(), error),
-            };
-            self.out.send(frame).await;
         }
         Some(request)
     }

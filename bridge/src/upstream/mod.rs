@@ -11,7 +11,8 @@ pub mod memory;
 pub mod stdio;
 
 use crate::rules::meta::RequestMeta;
-use crate::wire::frame::Message;
+use crate::wire::codec::{self, Line, ParseFailure};
+use crate::wire::frame::{LineFailure, Message};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -112,6 +113,9 @@ impl Serialize for Params<'_> {
 pub enum UpstreamEvent {
     /// One JSON-RPC message.
     Message(Message),
+    /// One whole line, not parsed yet: the session parses it with
+    /// [`event_of_line`] once it knows what the line answers.
+    Line(Vec<u8>),
     /// A frame that the link could not read. When `id` names a request in flight,
     /// that request fails with `invalid_response`.
     Unreadable {
@@ -202,9 +206,81 @@ pub trait Connector: Send + Sync {
     async fn connect(&self) -> Result<UpstreamLink, ConnectError>;
 }
 
+/// The event for one upstream line; `None` for a blank line.
+pub(crate) fn event_of_line(line: Line) -> Option<UpstreamEvent> {
+    match line {
+        Line::Complete(bytes) => match Message::parse(&bytes) {
+            Ok(None) => None,
+            Ok(Some(message)) => Some(UpstreamEvent::Message(message)),
+            Err(LineFailure::Invalid(invalid)) => Some(UpstreamEvent::Unreadable {
+                frame: "a frame".into(),
+                reason: "it is not a valid JSON-RPC message".into(),
+                id: invalid.id.or_else(|| codec::recover_id_of_line(&bytes)),
+            }),
+            Err(LineFailure::Parse(failure)) => Some(UpstreamEvent::Unreadable {
+                frame: format!("a frame of {} bytes", bytes.len()),
+                reason: match failure {
+                    ParseFailure::NotJson => "it is not valid JSON".into(),
+                    ParseFailure::TooDeep => {
+                        format!("it has more than {} levels of nesting", codec::MAX_DEPTH)
+                    }
+                },
+                id: codec::recover_id_of_line(&bytes),
+            }),
+        },
+        Line::TooLong { length, head, tail } => Some(UpstreamEvent::Unreadable {
+            frame: format!("a frame of {length} bytes"),
+            reason: "it is longer than --max-line-bytes".into(),
+            id: codec::recover_id(&head, &tail),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::codec::Line;
+
+    fn unreadable(line: Line) -> (String, Option<serde_json::Value>) {
+        match event_of_line(line) {
+            Some(UpstreamEvent::Unreadable { reason, id, .. }) => (reason, id),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn upstream_lines_become_events() {
+        assert!(event_of_line(Line::Complete(b"  ".to_vec())).is_none());
+        let ok = event_of_line(Line::Complete(
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
+        ));
+        assert!(matches!(
+            ok,
+            Some(UpstreamEvent::Message(Message::Response(_)))
+        ));
+        let (reason, id) = unreadable(Line::Complete(
+            br#"{"jsonrpc":"2.0","id":4,"result":{"#.to_vec(),
+        ));
+        assert_eq!(
+            (reason.as_str(), id),
+            ("it is not valid JSON", Some(json!(4)))
+        );
+        let (reason, id) = unreadable(Line::Complete(br#"{"id":4,"result":{}}"#.to_vec()));
+        assert_eq!(
+            (reason.as_str(), id),
+            ("it is not a valid JSON-RPC message", Some(json!(4)))
+        );
+        let (reason, id) = unreadable(Line::TooLong {
+            length: 9,
+            head: br#"{"id":2,"#.to_vec(),
+            tail: vec![],
+        });
+        assert_eq!(
+            (reason.as_str(), id),
+            ("it is longer than --max-line-bytes", Some(json!(2)))
+        );
+    }
+
     use serde_json::json;
 
     #[test]

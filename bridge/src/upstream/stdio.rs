@@ -7,11 +7,10 @@
 
 use super::{
     ConnectError, Connector, ExitReport, LARGE_RESULT_BYTES, Outgoing, UpstreamControl,
-    UpstreamEvent, UpstreamLink,
+    UpstreamEvent, UpstreamLink, event_of_line,
 };
 use crate::log::BRIDGE;
-use crate::wire::codec::{self, Line, LineReader, LineWriter, ParseFailure};
-use crate::wire::frame::{LineFailure, Message};
+use crate::wire::codec::{Line, LineReader, LineWriter};
 use std::ffi::OsString;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -123,8 +122,14 @@ async fn read_frames(
             }
             let _ = session_saw.await;
         }
-        let Some(event) = event_of_line(line) else {
-            continue;
+        // A whole line goes to the session unparsed: it knows what the line
+        // answers, and passes a tools/call result through without a tree.
+        let event = match line {
+            Line::Complete(bytes) => UpstreamEvent::Line(bytes),
+            too_long => match event_of_line(too_long) {
+                Some(event) => event,
+                None => continue,
+            },
         };
         if events.send(event).await.is_err() {
             return;
@@ -147,36 +152,6 @@ fn complete_result_id(line: &[u8]) -> Option<u64> {
     }
     let head: Head = serde_json::from_slice(line).ok()?;
     matches!(head.result.result_type.as_deref(), None | Some("complete")).then_some(head.id)
-}
-
-/// The event for one upstream line; `None` for a blank line.
-pub(crate) fn event_of_line(line: Line) -> Option<UpstreamEvent> {
-    match line {
-        Line::Complete(bytes) => match Message::parse(&bytes) {
-            Ok(None) => None,
-            Ok(Some(message)) => Some(UpstreamEvent::Message(message)),
-            Err(LineFailure::Invalid(invalid)) => Some(UpstreamEvent::Unreadable {
-                frame: "a frame".into(),
-                reason: "it is not a valid JSON-RPC message".into(),
-                id: invalid.id.or_else(|| codec::recover_id_of_line(&bytes)),
-            }),
-            Err(LineFailure::Parse(failure)) => Some(UpstreamEvent::Unreadable {
-                frame: format!("a frame of {} bytes", bytes.len()),
-                reason: match failure {
-                    ParseFailure::NotJson => "it is not valid JSON".into(),
-                    ParseFailure::TooDeep => {
-                        format!("it has more than {} levels of nesting", codec::MAX_DEPTH)
-                    }
-                },
-                id: codec::recover_id_of_line(&bytes),
-            }),
-        },
-        Line::TooLong { length, head, tail } => Some(UpstreamEvent::Unreadable {
-            frame: format!("a frame of {length} bytes"),
-            reason: "it is longer than --max-line-bytes".into(),
-            id: codec::recover_id(&head, &tail),
-        }),
-    }
 }
 
 /// Waits for the child to end and reports it after its last frame.
@@ -411,47 +386,6 @@ mod groups {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn unreadable(line: Line) -> (String, Option<serde_json::Value>) {
-        match event_of_line(line) {
-            Some(UpstreamEvent::Unreadable { reason, id, .. }) => (reason, id),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn upstream_lines_become_events() {
-        assert!(event_of_line(Line::Complete(b"  ".to_vec())).is_none());
-        let ok = event_of_line(Line::Complete(
-            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
-        ));
-        assert!(matches!(
-            ok,
-            Some(UpstreamEvent::Message(Message::Response(_)))
-        ));
-        let (reason, id) = unreadable(Line::Complete(
-            br#"{"jsonrpc":"2.0","id":4,"result":{"#.to_vec(),
-        ));
-        assert_eq!(
-            (reason.as_str(), id),
-            ("it is not valid JSON", Some(json!(4)))
-        );
-        let (reason, id) = unreadable(Line::Complete(br#"{"id":4,"result":{}}"#.to_vec()));
-        assert_eq!(
-            (reason.as_str(), id),
-            ("it is not a valid JSON-RPC message", Some(json!(4)))
-        );
-        let (reason, id) = unreadable(Line::TooLong {
-            length: 9,
-            head: br#"{"id":2,"#.to_vec(),
-            tail: vec![],
-        });
-        assert_eq!(
-            (reason.as_str(), id),
-            ("it is longer than --max-line-bytes", Some(json!(2)))
-        );
-    }
 
     #[test]
     fn only_complete_results_are_announced() {

@@ -240,6 +240,16 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         Ok(())
     }
 
+    /// Writes one line that is already encoded, with its newline.
+    pub async fn write_line(&mut self, line: Vec<u8>, flush: bool) -> std::io::Result<()> {
+        self.output.write_all(&line).await?;
+        drop(line);
+        if flush {
+            self.output.flush().await?;
+        }
+        Ok(())
+    }
+
     /// Writes what is buffered.
     pub async fn flush(&mut self) -> std::io::Result<()> {
         self.output.flush().await

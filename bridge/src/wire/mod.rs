@@ -5,3 +5,4 @@ pub mod codec;
 pub mod error;
 pub mod frame;
 pub mod id;
+pub mod raw;

@@ -1,0 +1,77 @@
+//! The hot path of a tools/call result (R8, O10, R5): read one level deep, edited
+//! by the same rules, and written out as it came, without a tree of its content.
+//! Every other line, and a result that the rules must see whole, takes the full
+//! parse of [`event_of_line`].
+
+use super::Session;
+use super::forward::log_round;
+use super::table::Pending;
+use crate::log::BRIDGE;
+use crate::rules::results::{ShallowShape, shape_call_result_shallow};
+use crate::upstream::{UpstreamEvent, event_of_line};
+use crate::wire::codec::Line;
+use crate::wire::raw::{clean_response, encode_result_line};
+
+/// How many members from the start of a line are read for its id: JSON-RPC
+/// writers put `jsonrpc` and `id` first.
+const ID_WITHIN_MEMBERS: usize = 3;
+
+impl Session {
+    /// Answers VS Code from a line that is a complete tools/call result; any other
+    /// line comes back parsed (`None` for a blank one, or when it was passed).
+    pub(super) async fn pass_call_result(&mut self, line: Vec<u8>) -> Option<UpstreamEvent> {
+        if self.answers_a_call(&line) && self.pass(&line).await {
+            return None;
+        }
+        event_of_line(Line::Complete(line))
+    }
+
+    /// Whether the id at the start of `line` is that of a tools/call in flight;
+    /// found without reading the rest of the line.
+    fn answers_a_call(&self, line: &[u8]) -> bool {
+        let id = json_head::leading_members(line)
+            .take(ID_WITHIN_MEMBERS)
+            .find(|(key, _)| *key == b"id")
+            .and_then(|(_, value)| std::str::from_utf8(value?).ok()?.parse::<u64>().ok());
+        let Some(Pending::Request(key)) = id.and_then(|id| self.table.upstream.get(&id)) else {
+            return false;
+        };
+        self.table
+            .client
+            .get(key)
+            .is_some_and(|request| request.method == "tools/call")
+    }
+
+    /// Shapes and sends the result of `line`; `false`, with nothing done, when the
+    /// line is not a clean result that the rules can edit one level deep.
+    async fn pass(&mut self, line: &[u8]) -> bool {
+        let Some(response) = std::str::from_utf8(line).ok().and_then(clean_response) else {
+            return false;
+        };
+        let mut result = response.result;
+        let shape = shape_call_result_shallow(&mut result);
+        if shape == ShallowShape::NeedsTree {
+            return false;
+        }
+        let Some(Pending::Request(key)) = self.table.upstream.remove(&response.id) else {
+            return false;
+        };
+        let Some(request) = self.table.client.get(&key) else {
+            return true;
+        };
+        if let ShallowShape::Invalid(detail) = shape {
+            log_round(&key, response.id, request, "result");
+            tracing::warn!(target: BRIDGE, "request {key} (tools/call): {detail}");
+            self.finish(&key, Err(super::forward::invalid_response(&detail)))
+                .await;
+            return true;
+        }
+        log_round(&key, response.id, request, "result");
+        if let Some(request) = self.end_request(&key, "the request ended").await {
+            let mut frame = Vec::with_capacity(line.len());
+            encode_result_line(&request.id, &result, &mut frame);
+            self.out.send_line(frame).await;
+        }
+        true
+    }
+}
