@@ -3,14 +3,28 @@
 //!
 //! The lines must equal a split at each newline (less one CR at the end), a line
 //! over the limit must keep its true ends, and an id recovered from a JSON object
-//! must be that object's id.
+//! must be that object's id. A line that the one-level reading takes for a clean
+//! response must be one for the full parse too, with the same id.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_bridge_vscode::wire::codec::{self, Line, LineReader};
+use mcp_bridge_vscode::wire::frame::{Message, Outcome};
+use mcp_bridge_vscode::wire::raw;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Some(response) = raw::clean_response(text)
+    {
+        match Message::parse(data) {
+            Ok(Some(Message::Response(full))) => {
+                assert_eq!(full.id.as_u64(), Some(response.id));
+                assert!(matches!(full.outcome, Outcome::Result(Value::Object(_))));
+            }
+            other => panic!("read as a clean response, parsed as {other:?}"),
+        }
+    }
     let Some((&first, input)) = data.split_first() else {
         return;
     };

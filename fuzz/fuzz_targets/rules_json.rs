@@ -2,7 +2,8 @@
 //! every forwarded method (R4-R6, R8, O10, O11), the schema repair (R6), the
 //! initialize result (R1), the capabilities, the input rounds (M2), the errors,
 //! the events of the listen stream and the progress (M3, O4). No rule may panic,
-//! and the schema repair must be idempotent.
+//! the schema repair must be idempotent, and the one-level shaping of a tools/call
+//! result must give the text of the shaped tree.
 #![no_main]
 
 use arbitrary::Unstructured;
@@ -11,8 +12,10 @@ use mcp_bridge_vscode::notify::events;
 use mcp_bridge_vscode::rules::capabilities::{self, Declared, InputKinds};
 use mcp_bridge_vscode::rules::initialize::{FallbackIdentity, initialize_result};
 use mcp_bridge_vscode::rules::input::{Ask, answer_of, plan_round};
+use mcp_bridge_vscode::rules::results::ShallowShape;
 use mcp_bridge_vscode::rules::schema_repair::{SchemaFix, repair_array_items};
 use mcp_bridge_vscode::rules::{errors, meta, progress, results};
+use mcp_bridge_vscode::wire::raw::ShallowObject;
 use mcp_bridge_vscode_fuzz::{object, value};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -49,6 +52,28 @@ fuzz_target!(|data: &[u8]| {
         );
         let _ = results::result_kind(&result);
         let _ = results::check_result_shape(method, &result);
+    }
+
+    // The one-level path of tools/call results gives the text of the tree path.
+    let text = Value::Object(result.clone()).to_string();
+    if let Ok(raw) = serde_json::from_str::<&serde_json::value::RawValue>(&text)
+        && let Some(mut shallow) = ShallowObject::parse(raw)
+    {
+        match results::shape_call_result_shallow(&mut shallow) {
+            ShallowShape::Shaped => {
+                let mut shaped = result.clone();
+                results::shape_result("tools/call", &mut shaped);
+                let passed = shallow.to_raw().expect("members are JSON");
+                assert_eq!(passed.get(), Value::Object(shaped).to_string());
+            }
+            ShallowShape::Invalid(detail) => {
+                assert_eq!(
+                    results::check_result_shape("tools/call", &result),
+                    Err(detail)
+                );
+            }
+            ShallowShape::NeedsTree => {}
+        }
     }
 
     let mut schema = any.clone();
