@@ -14,9 +14,9 @@ pub fn harness_sim() -> String {
     env!("CARGO_BIN_EXE_harness-sim").to_owned()
 }
 
-/// `shared/reference/vscode/frames/` (shared/ sits beside the repository).
+/// The copies of `shared/reference/vscode/frames/` in `tests/vscode-frames/`.
 pub fn frames_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/vscode/frames")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vscode-frames")
 }
 
 /// A frame file by name.
