@@ -204,8 +204,7 @@ impl Session {
                 ResultKind::Complete => {
                     exchange("result");
                     if let Err(detail) = check_result_shape(&method, &result) {
-                        tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
-                        return self.finish(&key, Err(invalid_response(&detail))).await;
+                        return self.fail_invalid_result(&key, &method, &detail).await;
                     }
                     #[cfg(debug_assertions)]
                     let null_cursor = result.get("nextCursor") == Some(&Value::Null);
@@ -277,6 +276,13 @@ impl Session {
         {
             request.kept = None;
         }
+    }
+
+    /// Ends a request of VS Code whose upstream result is not valid, with the
+    /// warning line and `invalid_response`.
+    pub(super) async fn fail_invalid_result(&mut self, key: &IdKey, method: &str, detail: &str) {
+        tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
+        self.finish(key, Err(invalid_response(detail))).await;
     }
 
     /// Ends a request of VS Code with its response.

@@ -6,7 +6,6 @@
 use super::Session;
 use super::forward::log_round;
 use super::table::Pending;
-use crate::log::BRIDGE;
 use crate::rules::results::{ShallowShape, shape_call_result_shallow};
 use crate::upstream::{UpstreamEvent, event_of_line};
 use crate::wire::codec::Line;
@@ -20,54 +19,50 @@ impl Session {
     /// Answers VS Code from a line that is a complete tools/call result; any other
     /// line comes back parsed (`None` for a blank one, or when it was passed).
     pub(super) async fn pass_call_result(&mut self, line: Vec<u8>) -> Option<UpstreamEvent> {
-        if self.answers_a_call(&line) && self.pass(&line).await {
+        if let Some(upstream_id) = self.call_answered_by(&line)
+            && self.pass(upstream_id, &line).await
+        {
             return None;
         }
         event_of_line(Line::Complete(line))
     }
 
-    /// Whether the id at the start of `line` is that of a tools/call in flight;
-    /// found without reading the rest of the line.
-    fn answers_a_call(&self, line: &[u8]) -> bool {
+    /// The upstream id at the start of `line` when it is that of a tools/call in
+    /// flight; found without reading the rest of the line.
+    fn call_answered_by(&self, line: &[u8]) -> Option<u64> {
         let id = json_head::leading_members(line)
             .take(ID_WITHIN_MEMBERS)
             .find(|(key, _)| *key == b"id")
-            .and_then(|(_, value)| std::str::from_utf8(value?).ok()?.parse::<u64>().ok());
-        let Some(Pending::Request(key)) = id.and_then(|id| self.table.upstream.get(&id)) else {
-            return false;
+            .and_then(|(_, value)| std::str::from_utf8(value?).ok()?.parse::<u64>().ok())?;
+        let Some(Pending::Request(key)) = self.table.upstream.get(&id) else {
+            return None;
         };
-        self.table
-            .client
-            .get(key)
-            .is_some_and(|request| request.method == "tools/call")
+        let request = self.table.client.get(key)?;
+        (request.method == "tools/call").then_some(id)
     }
 
-    /// Shapes and sends the result of `line`; `false`, with nothing done, when the
-    /// line is not a clean result that the rules can edit one level deep.
-    async fn pass(&mut self, line: &[u8]) -> bool {
+    /// Shapes and sends the result of `line`, the answer to `upstream_id`; `false`,
+    /// with nothing done, when the line is not a clean result that the rules can
+    /// edit one level deep.
+    async fn pass(&mut self, upstream_id: u64, line: &[u8]) -> bool {
         let Some(response) = std::str::from_utf8(line).ok().and_then(clean_response) else {
             return false;
         };
         let mut result = response.result;
         let shape = shape_call_result_shallow(&mut result);
-        if shape == ShallowShape::NeedsTree {
+        if response.id != upstream_id || shape == ShallowShape::NeedsTree {
             return false;
         }
-        let Some(Pending::Request(key)) = self.table.upstream.remove(&response.id) else {
+        let Some(Pending::Request(key)) = self.table.upstream.remove(&upstream_id) else {
             return false;
         };
         let Some(request) = self.table.client.get(&key) else {
             return true;
         };
+        log_round(&key, upstream_id, request, "result");
         if let ShallowShape::Invalid(detail) = shape {
-            log_round(&key, response.id, request, "result");
-            tracing::warn!(target: BRIDGE, "request {key} (tools/call): {detail}");
-            self.finish(&key, Err(super::forward::invalid_response(&detail)))
-                .await;
-            return true;
-        }
-        log_round(&key, response.id, request, "result");
-        if let Some(request) = self.end_request(&key, "the request ended").await {
+            self.fail_invalid_result(&key, "tools/call", &detail).await;
+        } else if let Some(request) = self.end_request(&key, "the request ended").await {
             let mut frame = Vec::with_capacity(line.len());
             encode_result_line(&request.id, &result, &mut frame);
             self.out.send_line(frame).await;

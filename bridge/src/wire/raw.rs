@@ -6,6 +6,7 @@
 //! Only a clean frame takes this path; anything else is parsed whole, so that
 //! every error stays that of [`super::frame::Message::parse`].
 
+use super::frame::present;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -56,11 +57,6 @@ pub fn clean_response(text: &str) -> Option<RawResponse<'_>> {
 /// The deepest `result` that a full parse of a response accepts: the envelope
 /// takes one level of serde_json's limit.
 const RESULT_DEPTH_LIMIT: usize = super::codec::MAX_DEPTH - 1;
-
-/// A member that is present, `null` too.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(deserializer).map(Some)
-}
 
 /// The levels of nesting of valid JSON text: 0 for a scalar, 1 for `[]` or `{}`.
 fn nesting(json: &str) -> usize {
@@ -134,9 +130,13 @@ impl<'a> ShallowObject<'a> {
 
     /// Sets `name`: in its place when it is there, else at the end.
     pub fn insert(&mut self, name: &'a str, value: Cow<'a, RawValue>) {
-        match self.members.iter_mut().find(|(key, _)| key == name) {
+        self.set(Cow::Borrowed(name), value);
+    }
+
+    fn set(&mut self, name: Cow<'a, str>, value: Cow<'a, RawValue>) {
+        match self.members.iter_mut().find(|(key, _)| *key == name) {
             Some((_, old)) => *old = value,
-            None => self.members.push((Cow::Borrowed(name), value)),
+            None => self.members.push((name, value)),
         }
     }
 
@@ -193,10 +193,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ShallowVisitor<'a> {
         let mut object = ShallowObject::default();
         while let Some(Key(key)) = map.next_key()? {
             let value: &'de RawValue = map.next_value()?;
-            match object.members.iter_mut().find(|(old, _)| *old == key) {
-                Some((_, old)) => *old = Cow::Borrowed(value),
-                None => object.members.push((key, Cow::Borrowed(value))),
-            }
+            object.set(key, Cow::Borrowed(value));
         }
         Ok(object)
     }
