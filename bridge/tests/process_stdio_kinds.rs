@@ -5,63 +5,30 @@
 
 mod pipes;
 
+use harness_sim::server_stdio::{self, ServerInput, ServerOutput, StderrTo, StdioKind};
 use pipes::{EXCHANGE, bridge_exe, fixture_exe, initialize_frame};
 use serde_json::{Value, json};
-use std::os::fd::OwnedFd;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::Child;
 use tokio::task::JoinHandle;
 
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    /// What VS Code (libuv) gives.
-    SocketPair,
-    /// What a shell gives.
-    Pipe,
-}
-
 struct Bridge {
     child: Child,
-    stdin: Box<dyn AsyncWrite + Unpin + Send>,
-    stdout: Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
+    /// Taken when stdin ends.
+    stdin: Option<ServerInput>,
+    stdout: Lines<BufReader<ServerOutput>>,
     stderr: JoinHandle<Vec<String>>,
 }
 
-/// Starts `mcp-bridge-vscode -- bridge-fixture-server` with stdin and stdout of `kind`.
-fn start(kind: Kind) -> Bridge {
+/// Starts `mcp-bridge-vscode -- bridge-fixture-server` with stdio of `kind`, as the
+/// simulators start a server.
+fn start(kind: StdioKind) -> Bridge {
     let mut command = tokio::process::Command::new(bridge_exe());
-    command
-        .arg("--")
-        .arg(fixture_exe())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let (stdin, stdout): (
-        Box<dyn AsyncWrite + Unpin + Send>,
-        Box<dyn AsyncRead + Unpin + Send>,
-    );
-    let mut child = match kind {
-        Kind::SocketPair => {
-            let (ours_in, theirs_in) = std::os::unix::net::UnixStream::pair().unwrap();
-            let (ours_out, theirs_out) = std::os::unix::net::UnixStream::pair().unwrap();
-            command
-                .stdin(Stdio::from(OwnedFd::from(theirs_in)))
-                .stdout(Stdio::from(OwnedFd::from(theirs_out)));
-            let child = command.spawn().expect("the bridge starts");
-            stdin = Box::new(tokio_socket(ours_in));
-            stdout = Box::new(tokio_socket(ours_out));
-            child
-        }
-        Kind::Pipe => {
-            command.stdin(Stdio::piped()).stdout(Stdio::piped());
-            let mut child = command.spawn().expect("the bridge starts");
-            stdin = Box::new(child.stdin.take().unwrap());
-            stdout = Box::new(child.stdout.take().unwrap());
-            child
-        }
-    };
-    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    command.arg("--").arg(fixture_exe()).kill_on_drop(true);
+    let (child, ends) =
+        server_stdio::spawn(command, kind, StderrTo::Us).expect("the bridge starts");
+    let mut stderr_lines = BufReader::new(ends.stderr.expect("stderr is ours")).lines();
     let stderr = tokio::spawn(async move {
         let mut lines = Vec::new();
         while let Ok(Some(line)) = stderr_lines.next_line().await {
@@ -71,22 +38,21 @@ fn start(kind: Kind) -> Bridge {
     });
     Bridge {
         child,
-        stdin,
-        stdout: BufReader::new(stdout).lines(),
+        stdin: Some(ends.stdin),
+        stdout: BufReader::new(ends.stdout).lines(),
         stderr,
     }
 }
 
-fn tokio_socket(socket: std::os::unix::net::UnixStream) -> tokio::net::UnixStream {
-    socket.set_nonblocking(true).unwrap();
-    tokio::net::UnixStream::from_std(socket).unwrap()
-}
-
 impl Bridge {
+    fn input(&mut self) -> &mut ServerInput {
+        self.stdin.as_mut().expect("stdin is open")
+    }
+
     async fn send(&mut self, frame: &Value) {
         let mut line = serde_json::to_vec(frame).unwrap();
         line.push(b'\n');
-        self.stdin.write_all(&line).await.unwrap();
+        self.input().write_all(&line).await.unwrap();
     }
 
     /// The response with `id`, skipping notifications.
@@ -106,11 +72,8 @@ impl Bridge {
 
     /// Ends stdin as the client does: a shutdown of the writing side for a socket
     /// (libuv's `end()`), and the close of a pipe. Returns when it ended.
-    async fn end_stdin(&mut self, kind: Kind) -> tokio::time::Instant {
-        self.stdin.shutdown().await.unwrap();
-        if let Kind::Pipe = kind {
-            self.stdin = Box::new(tokio::io::sink());
-        }
+    async fn end_stdin(&mut self) -> tokio::time::Instant {
+        self.stdin.take().expect("stdin is open").end().await;
         tokio::time::Instant::now()
     }
 
@@ -134,7 +97,7 @@ impl Bridge {
     }
 }
 
-async fn serves_a_call_and_stops_at_the_end_of_stdin(kind: Kind) {
+async fn serves_a_call_and_stops_at_the_end_of_stdin(kind: StdioKind) {
     let mut bridge = start(kind);
     bridge.send(&initialize_frame()).await;
     let result = bridge.response(1).await;
@@ -153,7 +116,7 @@ async fn serves_a_call_and_stops_at_the_end_of_stdin(kind: Kind) {
         bridge.response(2).await["result"]["content"][0]["text"],
         "5"
     );
-    let ended = bridge.end_stdin(kind).await;
+    let ended = bridge.end_stdin().await;
     assert_eq!(bridge.exit_within(Duration::from_secs(5)).await, Some(0));
     let after = ended.elapsed();
     assert!(after < Duration::from_secs(2), "{kind:?}: {after:?}");
@@ -161,19 +124,19 @@ async fn serves_a_call_and_stops_at_the_end_of_stdin(kind: Kind) {
 
 #[tokio::test]
 async fn over_socket_pairs_as_vs_code_gives_them_the_bridge_serves_and_stops() {
-    serves_a_call_and_stops_at_the_end_of_stdin(Kind::SocketPair).await;
+    serves_a_call_and_stops_at_the_end_of_stdin(StdioKind::SocketPair).await;
 }
 
 #[tokio::test]
 async fn over_pipes_as_a_shell_gives_them_the_bridge_serves_and_stops() {
-    serves_a_call_and_stops_at_the_end_of_stdin(Kind::Pipe).await;
+    serves_a_call_and_stops_at_the_end_of_stdin(StdioKind::Pipe).await;
 }
 
 /// A client that stops reading stdout, sends on until the bridge reads no more, and
 /// then ends stdin: the session waits on its output and the reader on the full
 /// queue of events, with lines still unread before the end. The end is seen
 /// anyway, the watchdog starts, and the bridge exits.
-async fn a_client_that_stops_reading_is_stopped_by_the_watchdog(kind: Kind) {
+async fn a_client_that_stops_reading_is_stopped_by_the_watchdog(kind: StdioKind) {
     let mut bridge = start(kind);
     bridge.send(&initialize_frame()).await;
     bridge.response(1).await;
@@ -187,7 +150,7 @@ async fn a_client_that_stops_reading_is_stopped_by_the_watchdog(kind: Kind) {
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}}\n",
             pings + 2
         );
-        let write = bridge.stdin.write_all(line.as_bytes());
+        let write = bridge.input().write_all(line.as_bytes());
         match tokio::time::timeout(Duration::from_millis(500), write).await {
             Ok(written) => written.expect("the bridge reads its stdin"),
             // Every buffer between the two is full.
@@ -197,7 +160,7 @@ async fn a_client_that_stops_reading_is_stopped_by_the_watchdog(kind: Kind) {
         assert!(pings < 1_000_000, "the bridge never stopped reading");
     }
     // The last line may be cut: the bridge never gets that far.
-    let ended = bridge.end_stdin(kind).await;
+    let ended = bridge.end_stdin().await;
     let code = bridge.exit_within(Duration::from_secs(15)).await;
     let after = ended.elapsed();
     assert_eq!(code, Some(0));
@@ -214,10 +177,10 @@ async fn a_client_that_stops_reading_is_stopped_by_the_watchdog(kind: Kind) {
 
 #[tokio::test]
 async fn a_client_that_stops_reading_stdout_and_then_ends_a_socket_pair_is_stopped() {
-    a_client_that_stops_reading_is_stopped_by_the_watchdog(Kind::SocketPair).await;
+    a_client_that_stops_reading_is_stopped_by_the_watchdog(StdioKind::SocketPair).await;
 }
 
 #[tokio::test]
 async fn a_client_that_stops_reading_stdout_and_then_closes_a_pipe_is_stopped() {
-    a_client_that_stops_reading_is_stopped_by_the_watchdog(Kind::Pipe).await;
+    a_client_that_stops_reading_is_stopped_by_the_watchdog(StdioKind::Pipe).await;
 }
