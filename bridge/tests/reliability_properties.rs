@@ -26,7 +26,7 @@ use mcp_bridge_vscode::rules::schema_repair::{
 };
 use mcp_bridge_vscode::rules::{SERVER_INFO_KEY, errors, meta, progress};
 use mcp_bridge_vscode::wire::codec::recover_id;
-use mcp_bridge_vscode::wire::raw::ShallowObject;
+use mcp_bridge_vscode::wire::shallow::ShallowObject;
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 use std::collections::HashSet;
@@ -300,8 +300,7 @@ proptest! {
     #[test]
     fn the_shallow_call_result_equals_the_shaped_tree_or_takes_the_tree(result in json_object()) {
         let text = Value::Object(result.clone()).to_string();
-        let raw: &serde_json::value::RawValue = serde_json::from_str(&text).unwrap();
-        let mut shallow = ShallowObject::parse(raw).unwrap();
+        let mut shallow = ShallowObject::parse(&text).unwrap();
         let structured = result.get("structuredContent").is_some_and(|s| !s.is_null());
         match shape_call_result_shallow(&mut shallow) {
             ShallowShape::Shaped => {
@@ -310,7 +309,7 @@ proptest! {
                 prop_assert!(!structured);
                 let mut shaped = result.clone();
                 shape_result("tools/call", &mut shaped);
-                let passed = shallow.to_raw().unwrap().get().to_owned();
+                let passed = shallow.to_json();
                 prop_assert_eq!(passed, Value::Object(shaped).to_string());
             }
             ShallowShape::Invalid(detail) => {
@@ -373,9 +372,10 @@ proptest! {
         }
         let _ = errors::client_error(value.clone());
         let _ = errors::code_and_message(&object);
-        let _ = meta::client_progress_token(Some(&object));
-        let base = std::sync::Arc::new(meta::base_meta(Some(&value), object.clone()));
-        let _ = meta::request_meta(&base, Some("info"), Some(value.clone()), Some(object.clone()));
+        let shallow = ShallowObject::from_map(&object);
+        let _ = meta::client_progress_token(Some(&shallow));
+        let base = meta::SharedMeta::new(meta::base_meta(Some(&value), object.clone()));
+        let _ = meta::request_meta(&std::sync::Arc::new(base), Some("info"), Some(7), Some(&shallow));
         let _ = progress::client_progress(object.clone(), &value);
         let _ = events::subscription_id(Some(&object));
         let _ = events::stream_notification("notifications/resources/updated", Some(object.clone()));

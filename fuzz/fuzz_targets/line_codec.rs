@@ -4,14 +4,23 @@
 //! The lines must equal a split at each newline (less one CR at the end), a line
 //! over the limit must keep its true ends, and an id recovered from a JSON object
 //! must be that object's id. A line that the one-level reading takes for a clean
-//! response must be one for the full parse too, with the same id.
+//! response or request must be one for the full parse too, with the same id, or
+//! JSON text that only serde_json's tree refuses (a number out of range, a lone
+//! surrogate), which the one-level reading passes on as it came.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_bridge_vscode::wire::codec::{self, Line, LineReader};
-use mcp_bridge_vscode::wire::frame::{Message, Outcome};
+use mcp_bridge_vscode::wire::codec::ParseFailure;
+use mcp_bridge_vscode::wire::frame::{LineFailure, Message, Outcome};
 use mcp_bridge_vscode::wire::raw;
 use serde_json::Value;
+
+/// Whether the full parse refused a line that is JSON text all the same.
+fn only_the_tree_refuses(text: &str, full: &Result<Option<Message>, LineFailure>) -> bool {
+    matches!(full, Err(LineFailure::Parse(ParseFailure::NotJson)))
+        && serde_json::from_str::<&serde_json::value::RawValue>(text).is_ok()
+}
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data)
@@ -22,7 +31,24 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(full.id.as_u64(), Some(response.id));
                 assert!(matches!(full.outcome, Outcome::Result(Value::Object(_))));
             }
+            other if only_the_tree_refuses(text, &other) => {}
             other => panic!("read as a clean response, parsed as {other:?}"),
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Some(request) = raw::clean_request(text)
+    {
+        match Message::parse(data) {
+            Ok(Some(Message::Request(full))) => {
+                assert_eq!(full.id, request.id);
+                assert_eq!(full.method, request.method);
+                let params = request
+                    .params
+                    .map(|params| params.to_map().expect("the full parse took these params"));
+                assert_eq!(full.params, params);
+            }
+            other if only_the_tree_refuses(text, &other) => {}
+            other => panic!("read as a clean request, parsed as {other:?}"),
         }
     }
     let Some((&first, input)) = data.split_first() else {

@@ -15,7 +15,7 @@ use mcp_bridge_vscode::rules::input::{Ask, answer_of, plan_round};
 use mcp_bridge_vscode::rules::results::ShallowShape;
 use mcp_bridge_vscode::rules::schema_repair::{SchemaFix, repair_array_items};
 use mcp_bridge_vscode::rules::{errors, meta, progress, results};
-use mcp_bridge_vscode::wire::raw::ShallowObject;
+use mcp_bridge_vscode::wire::shallow::ShallowObject;
 use mcp_bridge_vscode_fuzz::{object, value};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -56,15 +56,12 @@ fuzz_target!(|data: &[u8]| {
 
     // The one-level path of tools/call results gives the text of the tree path.
     let text = Value::Object(result.clone()).to_string();
-    if let Ok(raw) = serde_json::from_str::<&serde_json::value::RawValue>(&text)
-        && let Some(mut shallow) = ShallowObject::parse(raw)
-    {
+    if let Some(mut shallow) = ShallowObject::parse(&text) {
         match results::shape_call_result_shallow(&mut shallow) {
             ShallowShape::Shaped => {
                 let mut shaped = result.clone();
                 results::shape_result("tools/call", &mut shaped);
-                let passed = shallow.to_raw().expect("members are JSON");
-                assert_eq!(passed.get(), Value::Object(shaped).to_string());
+                assert_eq!(shallow.to_json(), Value::Object(shaped).to_string());
             }
             ShallowShape::Invalid(detail) => {
                 assert_eq!(
@@ -127,9 +124,11 @@ fuzz_target!(|data: &[u8]| {
 
     let _ = errors::client_error(any.clone());
     let _ = errors::code_and_message(&result);
-    let _ = meta::client_progress_token(Some(&result));
-    let base = std::sync::Arc::new(meta::base_meta(Some(&any), result.clone()));
-    let _ = meta::request_meta(&base, Some("info"), Some(any.clone()), Some(result.clone()));
+    let client_meta = ShallowObject::from_map(&result);
+    let _ = meta::client_progress_token(Some(&client_meta));
+    let base = meta::SharedMeta::new(meta::base_meta(Some(&any), result.clone()));
+    let base = std::sync::Arc::new(base);
+    let _ = meta::request_meta(&base, Some("info"), Some(7), Some(&client_meta));
     let _ = progress::client_progress(result.clone(), &any);
     let _ = events::subscription_id(Some(&result));
     for method in [

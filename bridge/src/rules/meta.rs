@@ -6,8 +6,9 @@
 //! the trace context and the `vscode.` keys pass.
 
 use super::UPSTREAM_PROTOCOL_VERSION;
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 type Object = Map<String, Value>;
@@ -36,81 +37,109 @@ pub fn base_meta(client_info: Option<&Value>, upstream_capabilities: Object) -> 
     meta
 }
 
-/// The `_meta` of one upstream request (R3): the part that every request shares,
-/// made once at initialize, and the request's own keys. It is written at encode time
-/// (see [`Serialize`]), so no request copies the shared part.
+/// The part of `_meta` that every upstream request shares (R3), made once at
+/// initialize, and kept as JSON text too: no request writes it again.
+#[derive(Debug, PartialEq)]
+pub struct SharedMeta {
+    members: Object,
+    /// The members as JSON text, without the braces.
+    text: String,
+}
+
+impl SharedMeta {
+    pub fn new(members: Object) -> Self {
+        // A map of JSON values always serializes.
+        let object = serde_json::to_string(&members).unwrap_or_else(|_| "{}".into());
+        let text = object
+            .strip_prefix('{')
+            .and_then(|text| text.strip_suffix('}'))
+            .unwrap_or_default()
+            .to_owned();
+        Self { members, text }
+    }
+
+    pub fn members(&self) -> &Object {
+        &self.members
+    }
+}
+
+/// The `_meta` of one upstream request (R3): the part that every request shares
+/// and the request's own keys, as JSON text. It is written at encode time (see
+/// [`RequestMeta::write_into`]), so no request copies the shared part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestMeta {
-    pub shared: Arc<Object>,
-    pub own: Object,
+    pub shared: Arc<SharedMeta>,
+    /// Shared too: a request that may ask for input keeps its `_meta` for the next
+    /// round (M2) while the first round's frame is written.
+    pub own: Arc<ShallowObject<'static>>,
 }
 
 impl RequestMeta {
     /// The `_meta` of a request without keys of its own (server/discover,
     /// subscriptions/listen).
-    pub fn shared_only(shared: &Arc<Object>) -> Self {
+    pub fn shared_only(shared: &Arc<SharedMeta>) -> Self {
         Self {
             shared: shared.clone(),
-            own: Object::new(),
+            own: Arc::default(),
         }
     }
 
     /// The whole `_meta`, as one object.
     pub fn to_map(&self) -> Object {
-        let mut meta = Object::clone(&self.shared);
-        meta.extend(
-            self.own
-                .iter()
-                .map(|(key, value)| (key.clone(), value.clone())),
-        );
+        let mut meta = self.shared.members.clone();
+        // The own keys were written by the bridge or read from a line that parsed.
+        meta.extend(self.own.to_map().unwrap_or_default());
         meta
     }
-}
 
-/// The shared keys, then the request's own keys: one JSON object.
-impl Serialize for RequestMeta {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.shared.len() + self.own.len()))?;
-        for (key, value) in self.shared.iter().chain(self.own.iter()) {
-            map.serialize_entry(key, value)?;
+    /// Appends the whole `_meta` as JSON text: the shared keys, then the own keys.
+    pub fn write_into(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        out.extend_from_slice(self.shared.text.as_bytes());
+        if !self.own.is_empty() {
+            if !self.shared.text.is_empty() {
+                out.push(b',');
+            }
+            self.own.write_members_into(out, |_| true);
         }
-        map.end()
+        out.push(b'}');
     }
 }
 
 /// The `_meta` of one upstream request (R3): the shared part, the log level when
 /// VS Code set one (O5), the bridge's progress token when VS Code asked for progress
-/// (C3, O4), and the keys of VS Code's `_meta` that may pass.
+/// (C3, O4), and the keys of VS Code's `_meta` that may pass, as VS Code wrote them.
 pub fn request_meta(
-    shared: &Arc<Object>,
+    shared: &Arc<SharedMeta>,
     log_level: Option<&str>,
-    progress_token: Option<Value>,
-    client_meta: Option<Object>,
+    progress_token: Option<u64>,
+    client_meta: Option<&ShallowObject<'_>>,
 ) -> RequestMeta {
-    let mut own = Object::new();
+    let mut own = ShallowObject::default();
     if let Some(level) = log_level {
-        own.insert(LOG_LEVEL_KEY.into(), level.into());
+        own.insert_value(LOG_LEVEL_KEY, &Value::from(level));
     }
     if let Some(token) = progress_token {
-        own.insert(PROGRESS_TOKEN_KEY.into(), token);
+        own.insert_json(PROGRESS_TOKEN_KEY, Cow::Owned(token.to_string()));
     }
-    for (key, value) in client_meta.into_iter().flatten() {
-        if passes_upstream(&key) {
-            own.insert(key, value);
+    for (key, value) in client_meta.into_iter().flat_map(ShallowObject::iter) {
+        if passes_upstream(key) {
+            own.insert_json(key.to_owned(), Cow::Owned(value.to_owned()));
         }
     }
     RequestMeta {
         shared: shared.clone(),
-        own,
+        own: Arc::new(own),
     }
 }
 
 /// The progress token of VS Code's request (C3): any string or number, also `0`.
-pub fn client_progress_token(client_meta: Option<&Object>) -> Option<Value> {
-    client_meta?
-        .get(PROGRESS_TOKEN_KEY)
-        .filter(|token| token.is_string() || token.is_number())
-        .cloned()
+pub fn client_progress_token(client_meta: Option<&ShallowObject<'_>>) -> Option<Value> {
+    let token = client_meta?.get(PROGRESS_TOKEN_KEY)?;
+    let string_or_number = token.starts_with(|c: char| c == '"' || c == '-' || c.is_ascii_digit());
+    string_or_number
+        .then(|| serde_json::from_str(token).ok())
+        .flatten()
 }
 
 /// Whether a key of VS Code's `_meta` goes upstream (R3): the W3C trace context and
@@ -163,34 +192,36 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn base() -> Arc<Object> {
-        Arc::new(base_meta(
+    fn base() -> Arc<SharedMeta> {
+        Arc::new(SharedMeta::new(base_meta(
             Some(&json!({"name":"Visual Studio Code","version":"1.141.0"})),
             Object::new(),
-        ))
+        )))
+    }
+
+    fn written(meta: &RequestMeta) -> Value {
+        let mut out = Vec::new();
+        meta.write_into(&mut out);
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    fn shallow(value: &Value) -> ShallowObject<'static> {
+        ShallowObject::from_map(value.as_object().unwrap())
     }
 
     #[test]
     fn r3_vscode_tools_call_meta_keeps_trace_and_vscode_keys_only() {
-        let client = json!({
+        let client = shallow(&json!({
             "progressToken": "0b9f2c1e-6a57-4c1d-9a3e-5d7f0c2b8a41",
             "vscode.conversationId": "4f1c9a2e", "vscode.requestId": "request_7d3e",
             "traceparent": "00-4bf9-00f0-01", "tracestate": "vscode=1",
             "vscode.mcp/x": 1, "vscode.with space": 2, "other": 3,
             "io.modelcontextprotocol/protocolVersion": "1999-01-01"
-        });
-        let meta = request_meta(
-            &base(),
-            Some("info"),
-            Some(json!(17)),
-            client.as_object().cloned(),
-        );
+        }));
+        let meta = request_meta(&base(), Some("info"), Some(17), Some(&client));
+        assert_eq!(written(&meta), Value::Object(meta.to_map()));
         assert_eq!(
-            serde_json::to_value(&meta).unwrap(),
-            Value::Object(meta.to_map())
-        );
-        assert_eq!(
-            Value::Object(meta.to_map()),
+            written(&meta),
             json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": {"name":"Visual Studio Code","version":"1.141.0"},
@@ -209,17 +240,38 @@ mod tests {
             request_meta(&base(), None, None, None),
             RequestMeta::shared_only(&base())
         );
-        assert_eq!(request_meta(&base(), None, None, None).to_map(), *base());
+        assert_eq!(
+            request_meta(&base(), None, None, None).to_map(),
+            *base().members()
+        );
+        assert_eq!(
+            written(&RequestMeta::shared_only(&base())),
+            Value::Object(base().members().clone())
+        );
+    }
+
+    #[test]
+    fn the_own_keys_alone_are_one_object() {
+        let empty = Arc::new(SharedMeta::new(Object::new()));
+        let meta = request_meta(&empty, Some("debug"), Some(0), None);
+        assert_eq!(
+            written(&meta),
+            json!({"io.modelcontextprotocol/logLevel": "debug", "progressToken": 0})
+        );
+        assert_eq!(written(&RequestMeta::shared_only(&empty)), json!({}));
     }
 
     #[test]
     fn c3_zero_is_a_progress_token_and_null_is_not() {
-        let meta = |m: Value| client_progress_token(m.as_object());
-        assert_eq!(meta(json!({"progressToken": 0})), Some(json!(0)));
-        assert_eq!(meta(json!({"progressToken": "t"})), Some(json!("t")));
-        assert_eq!(meta(json!({"progressToken": null})), None);
-        assert_eq!(meta(json!({"progressToken": {}})), None);
-        assert_eq!(meta(json!({})), None);
+        let token = |m: Value| client_progress_token(Some(&shallow(&m)));
+        assert_eq!(token(json!({"progressToken": 0})), Some(json!(0)));
+        assert_eq!(token(json!({"progressToken": -1.5})), Some(json!(-1.5)));
+        assert_eq!(token(json!({"progressToken": "t"})), Some(json!("t")));
+        assert_eq!(token(json!({"progressToken": null})), None);
+        assert_eq!(token(json!({"progressToken": {}})), None);
+        assert_eq!(token(json!({"progressToken": [1]})), None);
+        assert_eq!(token(json!({})), None);
+        assert_eq!(client_progress_token(None), None);
     }
 
     #[test]

@@ -6,8 +6,7 @@
 
 use super::SERVER_INFO_KEY;
 use super::schema_repair::{SchemaFix, repair_array_items};
-use crate::wire::raw::ShallowObject;
-use serde_json::value::RawValue;
+use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 
@@ -95,23 +94,19 @@ pub enum ShallowShape {
 pub fn shape_call_result_shallow(result: &mut ShallowObject<'_>) -> ShallowShape {
     let complete = result
         .get("resultType")
-        .is_none_or(|kind| kind.get() == "\"complete\"");
+        .is_none_or(|kind| kind == "\"complete\"");
     let structured = result
         .get("structuredContent")
-        .is_some_and(|structured| structured.get() != "null");
+        .is_some_and(|structured| structured != "null");
     if !complete || structured {
         return ShallowShape::NeedsTree;
     }
     match result.get("content") {
-        Some(content) if !content.get().starts_with('[') => {
+        Some(content) if !content.starts_with('[') => {
             return ShallowShape::Invalid(not_of_kind("tools/call", "content", "array"));
         }
         Some(_) => {}
-        // Text that is JSON: this never fails, but if it did, the tree would do.
-        None => match serde_json::from_str::<&'static RawValue>("[]") {
-            Ok(empty) => result.insert("content", Cow::Borrowed(empty)),
-            Err(_) => return ShallowShape::NeedsTree,
-        },
+        None => result.insert_json("content", Cow::Borrowed("[]")),
     }
     // `None`: no `_meta` object; `Some(None)`: one that becomes empty.
     let edited_meta = result
@@ -119,13 +114,13 @@ pub fn shape_call_result_shallow(result: &mut ShallowObject<'_>) -> ShallowShape
         .and_then(ShallowObject::parse)
         .map(|mut meta| {
             meta.retain(|name| name != SERVER_INFO_KEY);
-            (!meta.is_empty()).then(|| meta.to_raw()).flatten()
+            (!meta.is_empty()).then(|| meta.to_json())
         });
     result.retain(|name| !MODERN_RESULT_MEMBERS.contains(&name));
     match edited_meta {
         None => {}
         Some(None) => result.retain(|name| name != "_meta"),
-        Some(Some(meta)) => result.insert("_meta", Cow::Owned(meta)),
+        Some(Some(meta)) => result.insert_json("_meta", Cow::Owned(meta)),
     }
     ShallowShape::Shaped
 }
@@ -241,8 +236,7 @@ mod tests {
             r#"{"content":[],"content":[{"type":"text","text":"last"}]}"#,
         ];
         for case in cases {
-            let raw: &RawValue = serde_json::from_str(case).unwrap();
-            let mut shallow = ShallowObject::parse(raw).unwrap();
+            let mut shallow = ShallowObject::parse(case).unwrap();
             assert_eq!(
                 shape_call_result_shallow(&mut shallow),
                 ShallowShape::Shaped,
@@ -251,7 +245,7 @@ mod tests {
             let (tree, fixes) = shaped("tools/call", serde_json::from_str(case).unwrap());
             assert!(fixes.is_empty());
             assert_eq!(
-                shallow.to_raw().unwrap().get(),
+                shallow.to_json(),
                 serde_json::to_string(&tree).unwrap(),
                 "{case}"
             );
@@ -265,8 +259,7 @@ mod tests {
             r#"{"resultType":"input_required","inputRequests":{}}"#,
             r#"{"resultType":"other","content":[]}"#,
         ] {
-            let raw: &RawValue = serde_json::from_str(case).unwrap();
-            let mut shallow = ShallowObject::parse(raw).unwrap();
+            let mut shallow = ShallowObject::parse(case).unwrap();
             assert_eq!(
                 shape_call_result_shallow(&mut shallow),
                 ShallowShape::NeedsTree,
@@ -278,8 +271,7 @@ mod tests {
     #[test]
     fn a_call_result_with_content_of_another_kind_is_invalid_in_both_ways() {
         let case = r#"{"content":"text"}"#;
-        let raw: &RawValue = serde_json::from_str(case).unwrap();
-        let mut shallow = ShallowObject::parse(raw).unwrap();
+        let mut shallow = ShallowObject::parse(case).unwrap();
         let tree: Value = serde_json::from_str(case).unwrap();
         assert_eq!(
             shape_call_result_shallow(&mut shallow),

@@ -2,9 +2,12 @@
 //! writes the session's frames to stdout, in the order the session sends them.
 
 use crate::log::BRIDGE;
+use crate::rules::FORWARDED_METHODS;
 use crate::wire::codec::{self, Line, LineReader, LineWriter, ParseFailure};
 use crate::wire::error::Cause;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};
+use crate::wire::raw;
+use crate::wire::shallow::ShallowObject;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -12,6 +15,8 @@ use tokio::sync::mpsc;
 /// What VS Code wrote.
 #[derive(Debug)]
 pub(crate) enum ClientEvent {
+    /// A request of a method that goes upstream, read one level deep.
+    Forward(ForwardedRequest),
     Message(Message),
     /// A line that is not a message the bridge accepts. `id` is the id the error
     /// response carries; `recovered_id` is any id found in the line, which may
@@ -80,7 +85,33 @@ impl<F: FnOnce()> EndOnce<F> {
     }
 }
 
+/// A request of VS Code whose params stay JSON text: the hot path of tools/call.
+#[derive(Debug)]
+pub(crate) struct ForwardedRequest {
+    pub id: Value,
+    pub method: String,
+    pub params: Option<ShallowObject<'static>>,
+}
+
+/// `line` as a clean request of a method that goes upstream; `None` for any other
+/// line, which the full parse reads.
+fn forwarded_request(line: &[u8]) -> Option<ForwardedRequest> {
+    let request = raw::clean_request(std::str::from_utf8(line).ok()?)?;
+    FORWARDED_METHODS
+        .contains(&request.method.as_ref())
+        .then(|| ForwardedRequest {
+            id: request.id,
+            method: request.method.into_owned(),
+            params: request.params.map(ShallowObject::into_owned),
+        })
+}
+
 fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
+    if let Line::Complete(bytes) = &line
+        && let Some(request) = forwarded_request(bytes)
+    {
+        return Some(ClientEvent::Forward(request));
+    }
     match line {
         Line::Complete(bytes) => match Message::parse(&bytes) {
             Ok(None) => None,

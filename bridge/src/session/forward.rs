@@ -11,6 +11,7 @@ use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Outcome, Response};
 use crate::wire::id::IdKey;
+use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,7 +50,7 @@ impl Session {
         &mut self,
         id: Value,
         method: String,
-        params: Option<Map<String, Value>>,
+        mut params: ShallowObject<'static>,
     ) {
         let key = key_of(&id);
         if self.table.client.contains_key(&key) {
@@ -72,12 +73,10 @@ impl Session {
         let Some(client) = &self.client else {
             return;
         };
-        let mut params = params.unwrap_or_default();
-        let client_meta = match params.shift_remove("_meta") {
-            Some(Value::Object(meta)) => Some(meta),
-            _ => None,
-        };
-        params.shift_remove("task");
+        let client_meta = params.remove("_meta");
+        params.remove("task");
+        // Only an object is a `_meta`; anything else is dropped as it was.
+        let client_meta = client_meta.as_deref().and_then(ShallowObject::parse);
         let client_token = client_progress_token(client_meta.as_ref());
         // The upstream gets a token of the bridge, the first upstream id: progress
         // is keyed by request, never by VS Code's token (C3).
@@ -85,8 +84,8 @@ impl Session {
         let meta = request_meta(
             &client.base_meta,
             self.log_level.as_deref(),
-            progress_token.map(Value::from),
-            client_meta,
+            progress_token,
+            client_meta.as_ref(),
         );
         let params = Arc::new(params);
         let kept = may_ask_for_input(&method).then(|| KeptRequest {

@@ -6,12 +6,13 @@ use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
 use crate::rules::initialize::initialize_result;
-use crate::rules::meta::{RequestMeta, base_meta};
+use crate::rules::meta::{RequestMeta, SharedMeta, base_meta};
 use crate::rules::results::{ResultKind, result_kind};
 use crate::rules::{UPSTREAM_PROTOCOL_VERSION, errors};
 use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Outcome;
+use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -57,10 +58,10 @@ impl Session {
         };
         self.slot.set(link.control.clone());
         self.upstream = Some(Connected::from(link));
-        let base = Arc::new(base_meta(
+        let base = Arc::new(SharedMeta::new(base_meta(
             client_info.as_ref(),
             upstream_client_capabilities(&capabilities),
-        ));
+        )));
         let meta = RequestMeta::shared_only(&base);
         self.client = Some(ClientContext {
             base_meta: base,
@@ -71,7 +72,7 @@ impl Session {
         self.send_upstream(Outgoing::Request {
             id: discover_id,
             method: "server/discover".into(),
-            params: Arc::new(Map::new()),
+            params: Arc::new(ShallowObject::default()),
             meta,
         });
         let timer = self.timers.insert(Timer::Discover, self.discover_timeout);

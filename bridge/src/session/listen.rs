@@ -10,6 +10,7 @@ use crate::rules::meta::RequestMeta;
 use crate::upstream::Outgoing;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Notification;
+use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -156,8 +157,8 @@ impl Session {
                         continue;
                     };
                     let meta = RequestMeta::shared_only(&client.base_meta);
-                    let mut params = Map::new();
-                    params.insert("notifications".into(), Value::Object(notifications));
+                    let mut params = ShallowObject::default();
+                    params.insert_value("notifications", &Value::Object(notifications));
                     self.table.upstream.insert(id, Pending::Listen);
                     self.send_upstream(Outgoing::Request {
                         id,

@@ -19,11 +19,13 @@ use crate::config::{Config, Limits};
 use crate::log::{BRIDGE, VSCODE};
 use crate::rules::capabilities::InputKinds;
 use crate::rules::initialize::FallbackIdentity;
+use crate::rules::meta::SharedMeta;
 use crate::upstream::{Connector, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink};
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Request};
 use crate::wire::id::IdKey;
-use client_io::{ClientEvent, ClientSink};
+use crate::wire::shallow::ShallowObject;
+use client_io::{ClientEvent, ClientSink, ForwardedRequest};
 use futures::StreamExt;
 use serde_json::{Map, Value};
 use std::future::Future;
@@ -214,7 +216,7 @@ impl From<UpstreamLink> for Connected {
 #[derive(Debug)]
 struct ClientContext {
     /// The `_meta` that every upstream request starts from (R3).
-    base_meta: Arc<Map<String, Value>>,
+    base_meta: Arc<SharedMeta>,
     /// What VS Code can answer (M2).
     inputs: InputKinds,
 }
@@ -313,6 +315,7 @@ impl Session {
 
     async fn on_client(&mut self, event: ClientEvent) {
         match event {
+            ClientEvent::Forward(request) => self.on_forwarded_request(request).await,
             ClientEvent::Message(Message::Request(request)) => self.on_request(request).await,
             ClientEvent::Message(Message::Notification(notification)) => {
                 self.on_notification(notification).await
@@ -348,6 +351,33 @@ impl Session {
         }
     }
 
+    /// A request of a method that goes upstream, read one level deep. After the
+    /// initialize result it goes upstream as [`Self::on_request`] would send it;
+    /// before, the full reading answers it (C1, `not_initialized`).
+    async fn on_forwarded_request(&mut self, request: ForwardedRequest) {
+        let ForwardedRequest { id, method, params } = request;
+        if self.before_initialize_result() {
+            let params = params.as_ref().map(ShallowObject::to_map).transpose();
+            return match params {
+                Ok(params) => self.on_request(Request { id, method, params }).await,
+                // JSON text that serde_json refuses: the full reading of the line
+                // would have failed the same way.
+                Err(_) => {
+                    let error = BridgeError::new(Cause::ParseError).to_object();
+                    self.out.send(frame::error_frame(Value::Null, error)).await
+                }
+            };
+        }
+        #[cfg(debug_assertions)]
+        test_faults::check(&method);
+        if self.is_in_flight(&id) {
+            return self
+                .reply_error(id, BridgeError::new(Cause::DuplicateId))
+                .await;
+        }
+        self.forward(id, method, params.unwrap_or_default()).await
+    }
+
     async fn on_request(&mut self, request: Request) {
         let Request { id, method, params } = request;
         #[cfg(debug_assertions)]
@@ -381,7 +411,9 @@ impl Session {
             "resources/subscribe" => self.change_subscription(id, params, true).await,
             "resources/unsubscribe" => self.change_subscription(id, params, false).await,
             method if crate::rules::FORWARDED_METHODS.contains(&method) => {
-                self.forward(id, method.to_owned(), params).await
+                let params = params.as_ref().map(ShallowObject::from_map);
+                self.forward(id, method.to_owned(), params.unwrap_or_default())
+                    .await
             }
             _ => {
                 self.reply_error(id, BridgeError::new(Cause::MethodNotFound))

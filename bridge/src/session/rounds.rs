@@ -19,6 +19,7 @@ use crate::wire::codec;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Outcome, Response};
 use crate::wire::id::IdKey;
+use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -312,11 +313,11 @@ impl Session {
             return;
         };
         let meta = original.meta.clone();
-        let mut params = Map::clone(&original.params);
-        params.insert("inputResponses".into(), Value::Object(round.answers));
+        let mut params = ShallowObject::clone(&original.params);
+        params.insert_value("inputResponses", &Value::Object(round.answers));
         request.state_sent = round.request_state.is_some();
         if let Some(state) = round.request_state {
-            params.insert("requestState".into(), state);
+            params.insert_value("requestState", &state);
         }
         request.last_input_wait = request.waiting_since.elapsed();
         request.round += 1;

@@ -13,9 +13,11 @@ pub mod stdio;
 use crate::rules::meta::RequestMeta;
 use crate::wire::codec::{self, Line, ParseFailure};
 use crate::wire::frame::{LineFailure, Message};
+use crate::wire::shallow::{ShallowObject, write_json_string};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -29,7 +31,7 @@ pub enum Outgoing {
     Request {
         id: u64,
         method: String,
-        params: Arc<Map<String, Value>>,
+        params: Arc<ShallowObject<'static>>,
         meta: RequestMeta,
     },
     Notification {
@@ -41,69 +43,46 @@ pub enum Outgoing {
 impl Outgoing {
     /// The frame as one JSON line.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        #[derive(Serialize)]
-        struct Request<'a> {
-            jsonrpc: &'static str,
-            id: u64,
-            method: &'a str,
-            params: Params<'a>,
-        }
-        #[derive(Serialize)]
-        struct Notification<'a> {
-            jsonrpc: &'static str,
-            method: &'a str,
-            params: &'a Map<String, Value>,
-        }
-        // Serializing maps of JSON values into a Vec cannot fail.
-        let written = match self {
+        match self {
             Self::Request {
                 id,
                 method,
                 params,
                 meta,
-            } => serde_json::to_writer(
-                &mut *out,
-                &Request {
-                    jsonrpc: "2.0",
-                    id: *id,
-                    method,
-                    params: Params { params, meta },
-                },
-            ),
-            Self::Notification { method, params } => serde_json::to_writer(
-                &mut *out,
-                &Notification {
+            } => {
+                // Written from its pieces: the members of params are JSON text
+                // already, and the shared `_meta` too.
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                // Writing into a Vec cannot fail.
+                let _ = write!(out, "{id}");
+                out.extend_from_slice(br#","method":"#);
+                write_json_string(method, out);
+                out.extend_from_slice(br#","params":{"#);
+                if params.write_members_into(out, |name| name != "_meta") {
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#""_meta":"#);
+                meta.write_into(out);
+                out.extend_from_slice(b"}}\n");
+            }
+            Self::Notification { method, params } => {
+                #[derive(Serialize)]
+                struct Notification<'a> {
+                    jsonrpc: &'static str,
+                    method: &'a str,
+                    params: &'a Map<String, Value>,
+                }
+                let notification = Notification {
                     jsonrpc: "2.0",
                     method,
                     params,
-                },
-            ),
-        };
-        if written.is_ok() {
-            out.push(b'\n');
+                };
+                // Serializing maps of JSON values into a Vec cannot fail.
+                if serde_json::to_writer(&mut *out, &notification).is_ok() {
+                    out.push(b'\n');
+                }
+            }
         }
-    }
-}
-
-/// The params of a request with its `_meta` as the last member.
-struct Params<'a> {
-    params: &'a Map<String, Value>,
-    meta: &'a RequestMeta,
-}
-
-impl Serialize for Params<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.params.len() + 1))?;
-        for (name, value) in self
-            .params
-            .iter()
-            .filter(|(name, _)| name.as_str() != "_meta")
-        {
-            map.serialize_entry(name, value)?;
-        }
-        map.serialize_entry("_meta", self.meta)?;
-        map.end()
     }
 }
 
@@ -285,13 +264,26 @@ mod tests {
 
     #[test]
     fn outgoing_frames_are_json_rpc_lines() {
+        use crate::rules::meta::SharedMeta;
         let params = json!({"_meta": {"x": 1}}).as_object().unwrap().clone();
-        let shared = Arc::new(json!({"x": 1}).as_object().unwrap().clone());
+        let shared = Arc::new(SharedMeta::new(
+            json!({"x": 1}).as_object().unwrap().clone(),
+        ));
         let mut out = Vec::new();
         Outgoing::Request {
             id: 7,
             method: "tools/list".into(),
-            params: Arc::new(Map::new()),
+            params: Arc::new(ShallowObject::default()),
+            meta: RequestMeta::shared_only(&shared),
+        }
+        .encode_into(&mut out);
+        let call_params = ShallowObject::parse(
+            r#"{"name":"e\"cho","_meta":{"progressToken":"vscode"},"arguments":{}}"#,
+        );
+        Outgoing::Request {
+            id: 8,
+            method: "tools/call".into(),
+            params: Arc::new(call_params.unwrap().into_owned()),
             meta: RequestMeta::shared_only(&shared),
         }
         .encode_into(&mut out);
@@ -303,6 +295,7 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{\"_meta\":{\"x\":1}}}\n\
+             {\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"e\\\"cho\",\"arguments\":{},\"_meta\":{\"x\":1}}}\n\
              {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"_meta\":{\"x\":1}}}\n"
         );
     }

@@ -6,3 +6,4 @@ pub mod error;
 pub mod frame;
 pub mod id;
 pub mod raw;
+pub mod shallow;

@@ -1,0 +1,152 @@
+//! json-shallow against serde_json: `object_members` must accept exactly the
+//! texts that serde_json accepts as a `&RawValue` object whose keys decode, with
+//! the same members in the same order (duplicates kept); `nesting` must count
+//! the levels that serde_json sees; the depth limit must be exactly `nesting`.
+//! No input may panic.
+#![no_main]
+
+use json_shallow::{nesting, object_members};
+use libfuzzer_sys::fuzz_target;
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// The members of an object in order, duplicates kept, as serde_json reads them.
+struct InOrder<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for InOrder<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = InOrder<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, &'de RawValue>()? {
+                    members.push(member);
+                }
+                Ok(InOrder(members))
+            }
+        }
+
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+/// The levels of nesting of a value as serde_json walks it (duplicate keys are
+/// all walked, unlike in a `Value`).
+struct Depth(usize);
+
+impl<'de> Deserialize<'de> for Depth {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DepthVisitor;
+
+        impl<'de> Visitor<'de> for DepthVisitor {
+            type Value = Depth;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Depth, E> {
+                Ok(Depth(0))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Depth, E> {
+                Ok(Depth(0))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Depth, E> {
+                Ok(Depth(0))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Depth, E> {
+                Ok(Depth(0))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Depth, E> {
+                Ok(Depth(0))
+            }
+            fn visit_unit<E>(self) -> Result<Depth, E> {
+                Ok(Depth(0))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Depth, A::Error> {
+                let mut deepest = 0;
+                while let Some(Depth(depth)) = seq.next_element()? {
+                    deepest = deepest.max(depth);
+                }
+                Ok(Depth(deepest + 1))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Depth, A::Error> {
+                let mut deepest = 0;
+                while let Some((IgnoredAny, Depth(depth))) = map.next_entry()? {
+                    deepest = deepest.max(depth);
+                }
+                Ok(Depth(deepest + 1))
+            }
+        }
+
+        deserializer.deserialize_any(DepthVisitor)
+    }
+}
+
+/// serde_json's answer to `object_members(text, usize::MAX)`.
+fn serde_members(text: &str) -> Option<Vec<(String, String)>> {
+    let is_raw_value = serde_json::from_str::<&RawValue>(text).is_ok();
+    let is_object = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{');
+    let members = serde_json::from_str::<InOrder<'_>>(text).ok();
+    assert!(
+        members.is_none() || (is_raw_value && is_object),
+        "serde_json reads members from a text it refuses as a raw value"
+    );
+    Some(
+        members?
+            .0
+            .into_iter()
+            .map(|(key, value)| (key, value.get().to_owned()))
+            .collect(),
+    )
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks a depth limit; the rest is the text (made UTF-8, as
+    // the API takes `&str`).
+    let Some((&limit, text)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(text);
+    let text = text.as_ref();
+
+    let ours = object_members(text, usize::MAX);
+    let pairs = ours.as_ref().map(|members| {
+        members
+            .iter()
+            .map(|member| (member.key.to_string(), member.value.to_owned()))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(pairs, serde_members(text), "text {text:?}");
+
+    let depth = nesting(text);
+    if ours.is_some() {
+        // The limit holds exactly at the depth, whatever limit is asked.
+        let limit = usize::from(limit % 8);
+        assert_eq!(object_members(text, limit).is_some(), depth <= limit);
+        assert!(object_members(text, depth).is_some());
+        assert!(object_members(text, depth - 1).is_none());
+    }
+    // serde_json's recursion limit (128) refuses deeper texts: those are
+    // compared only through the limit above.
+    if let Ok(Depth(expected)) = serde_json::from_str::<Depth>(text) {
+        assert_eq!(depth, expected, "text {text:?}");
+    }
+    for member in ours.iter().flatten() {
+        if let Ok(Depth(expected)) = serde_json::from_str::<Depth>(member.value) {
+            assert_eq!(nesting(member.value), expected, "value {:?}", member.value);
+        }
+    }
+});
