@@ -6,9 +6,8 @@
 //! the trace context and the `vscode.` keys pass.
 
 use super::UPSTREAM_PROTOCOL_VERSION;
-use crate::wire::shallow::ShallowObject;
+use crate::wire::shallow::{ShallowObject, write_json_string};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 type Object = Map<String, Value>;
@@ -69,9 +68,10 @@ impl SharedMeta {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestMeta {
     pub shared: Arc<SharedMeta>,
-    /// Shared too: a request that may ask for input keeps its `_meta` for the next
-    /// round (M2) while the first round's frame is written.
-    pub own: Arc<ShallowObject<'static>>,
+    /// The own members as JSON text, without braces: one buffer, not a map, as
+    /// they are only ever written. Shared: a request that may ask for input keeps
+    /// its `_meta` for the next round (M2) while the first round's frame is written.
+    pub own: Arc<Vec<u8>>,
 }
 
 impl RequestMeta {
@@ -87,8 +87,14 @@ impl RequestMeta {
     /// The whole `_meta`, as one object.
     pub fn to_map(&self) -> Object {
         let mut meta = self.shared.members.clone();
+        let mut own = Vec::with_capacity(self.own.len() + 2);
+        own.push(b'{');
+        own.extend_from_slice(&self.own);
+        own.push(b'}');
         // The own keys were written by the bridge or read from a line that parsed.
-        meta.extend(self.own.to_map().unwrap_or_default());
+        if let Ok(Value::Object(own)) = serde_json::from_slice(&own) {
+            meta.extend(own);
+        }
         meta
     }
 
@@ -100,7 +106,7 @@ impl RequestMeta {
             if !self.shared.text.is_empty() {
                 out.push(b',');
             }
-            self.own.write_members_into(out, |_| true);
+            out.extend_from_slice(&self.own);
         }
         out.push(b'}');
     }
@@ -115,16 +121,25 @@ pub fn request_meta(
     progress_token: Option<u64>,
     client_meta: Option<&ShallowObject<'_>>,
 ) -> RequestMeta {
-    let mut own = ShallowObject::default();
+    // No key comes twice: the client's keys that pass are neither of the first two.
+    let mut own = Vec::new();
+    let mut member = |name: &str, json: &[u8]| {
+        if !own.is_empty() {
+            own.push(b',');
+        }
+        write_json_string(name, &mut own);
+        own.push(b':');
+        own.extend_from_slice(json);
+    };
     if let Some(level) = log_level {
-        own.insert_value(LOG_LEVEL_KEY, &Value::from(level));
+        member(LOG_LEVEL_KEY, Value::from(level).to_string().as_bytes());
     }
     if let Some(token) = progress_token {
-        own.insert_json(PROGRESS_TOKEN_KEY, Cow::Owned(token.to_string()));
+        member(PROGRESS_TOKEN_KEY, token.to_string().as_bytes());
     }
     for (key, value) in client_meta.into_iter().flat_map(ShallowObject::iter) {
         if passes_upstream(key) {
-            own.insert_json(key.to_owned(), Cow::Owned(value.to_owned()));
+            member(key, value.as_bytes());
         }
     }
     RequestMeta {
