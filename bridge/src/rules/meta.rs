@@ -18,6 +18,9 @@ pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabil
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub const PROGRESS_TOKEN_KEY: &str = "progressToken";
 
+/// What the own keys of a request's `_meta` usually take as JSON text.
+const OWN_META_BYTES: usize = 512;
+
 /// The `_meta` that every upstream request starts from (R3): made once at initialize.
 /// The client info is VS Code's, when it sent a valid one.
 pub fn base_meta(client_info: Option<&Value>, upstream_capabilities: Object) -> Object {
@@ -122,7 +125,8 @@ pub fn request_meta(
     client_meta: Option<&ShallowObject<'_>>,
 ) -> RequestMeta {
     // No key comes twice: the client's keys that pass are neither of the first two.
-    let mut own = Vec::new();
+    // Room for VS Code's keys (a trace context and two ids) without a regrowth.
+    let mut own = Vec::with_capacity(OWN_META_BYTES);
     let mut member = |name: &str, json: &[u8]| {
         if !own.is_empty() {
             own.push(b',');
