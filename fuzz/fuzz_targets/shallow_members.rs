@@ -1,11 +1,12 @@
 //! json-shallow against serde_json: `object_members` must accept exactly the
 //! texts that serde_json accepts as a `&RawValue` object whose keys decode, with
 //! the same members in the same order (duplicates kept); `nesting` must count
-//! the levels that serde_json sees; the depth limit must be exactly `nesting`.
-//! No input may panic.
+//! the levels that serde_json sees; the depth limit must be exactly `nesting`;
+//! the members of an inner object read in the same pass must be those of a
+//! second reading. No input may panic.
 #![no_main]
 
-use json_shallow::{nesting, object_members};
+use json_shallow::{nesting, object_members, object_members_with_inner};
 use libfuzzer_sys::fuzz_target;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -147,6 +148,32 @@ fuzz_target!(|data: &[u8]| {
     for member in ours.iter().flatten() {
         if let Ok(Depth(expected)) = serde_json::from_str::<Depth>(member.value) {
             assert_eq!(nesting(member.value), expected, "value {:?}", member.value);
+        }
+    }
+
+    // The inner object: the first member's name, read in the same pass. When
+    // one member of that name is an object, that is a second reading of it.
+    if let Some(outer) = &ours
+        && let Some(first) = outer.first()
+    {
+        let objects: Vec<_> = outer
+            .iter()
+            .filter(|member| member.key == first.key && member.value.starts_with('{'))
+            .collect();
+        let one_pass = object_members_with_inner(text, usize::MAX, &first.key);
+        match objects.as_slice() {
+            [] => assert_eq!(one_pass, Some((outer.clone(), None)), "text {text:?}"),
+            [object] => {
+                let second = object_members(object.value, usize::MAX);
+                let expected = second.map(|inner| (outer.clone(), Some(inner)));
+                assert_eq!(one_pass, expected, "text {text:?}");
+            }
+            // Earlier objects of that name are read too, and their keys must decode.
+            _ => {
+                if let Some((members, _)) = one_pass {
+                    assert_eq!(&members, outer, "text {text:?}");
+                }
+            }
         }
     }
 });

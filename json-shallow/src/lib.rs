@@ -39,8 +39,47 @@ pub struct Member<'a> {
 /// cannot hold it (serde_json refuses it too when it decodes the key). Inside
 /// values lone surrogates are fine, as they are in a `RawValue`.
 pub fn object_members(text: &str, max_depth: usize) -> Option<Vec<Member<'_>>> {
+    whole_object(text, max_depth, None).map(|(members, _)| members)
+}
+
+/// [`object_members`], and in the same pass the members of the member named
+/// `inner` when its value is an object (the last such member, when the name comes
+/// twice): the `params` or the `result` of a JSON-RPC frame, read without a
+/// second scan of its text. The inner keys are decoded as the outer ones are, so
+/// a lone surrogate escape in one gives `None` for the whole text.
+pub fn object_members_with_inner<'a>(
+    text: &'a str,
+    max_depth: usize,
+    inner: &str,
+) -> Option<(Vec<Member<'a>>, Option<Vec<Member<'a>>>)> {
+    whole_object(text, max_depth, Some(inner))
+}
+
+/// The members of the object that is the whole of `text`, and those of its
+/// member `inner` when that is an object.
+fn whole_object<'a>(
+    text: &'a str,
+    max_depth: usize,
+    inner: Option<&str>,
+) -> Option<(Vec<Member<'a>>, Option<Vec<Member<'a>>>)> {
     let mut scan = Scanner::new(text);
     scan.skip_whitespace();
+    let mut inner_members = None;
+    let members = object(&mut scan, text, max_depth, inner, &mut inner_members)?;
+    scan.skip_whitespace();
+    scan.at_end().then_some((members, inner_members))
+}
+
+/// The members of the object at the cursor, which ends past its closing brace.
+/// When a member is named `inner` and its value is an object, that object's
+/// members go to `inner_members` (read the same way, one level only).
+fn object<'a>(
+    scan: &mut Scanner<'a>,
+    text: &'a str,
+    max_depth: usize,
+    inner: Option<&str>,
+    inner_members: &mut Option<Vec<Member<'a>>>,
+) -> Option<Vec<Member<'a>>> {
     if !scan.eat(b'{') {
         return None;
     }
@@ -48,41 +87,44 @@ pub fn object_members(text: &str, max_depth: usize) -> Option<Vec<Member<'_>>> {
     let value_depth = max_depth.checked_sub(1)?;
     let mut members = Vec::new();
     scan.skip_whitespace();
-    if !scan.eat(b'}') {
-        // Room for a JSON-RPC envelope (`jsonrpc`, `id`, `method`, `params`) at
-        // once: one allocation, and none for `{}`.
-        members.reserve_exact(4);
-        loop {
-            if !scan.eat(b'"') {
-                return None;
-            }
-            let key_start = scan.at();
-            let key_end = scan.string_rest()?;
-            // The content ends before the closing quote, so the range is ordered.
-            let raw_key = text.get(key_start..key_end.content_end)?;
-            scan.skip_whitespace();
-            if !scan.eat(b':') {
-                return None;
-            }
-            scan.skip_whitespace();
-            let value_start = scan.at();
+    if scan.eat(b'}') {
+        return Some(members);
+    }
+    // Room for a JSON-RPC envelope (`jsonrpc`, `id`, `method`, `params`) at
+    // once: one allocation, and none for `{}`.
+    members.reserve_exact(4);
+    loop {
+        if !scan.eat(b'"') {
+            return None;
+        }
+        let key_start = scan.at();
+        let key_end = scan.string_rest()?;
+        // The content ends before the closing quote, so the range is ordered.
+        let raw_key = text.get(key_start..key_end.content_end)?;
+        let key = key::decode(raw_key, key_end.escaped)?;
+        scan.skip_whitespace();
+        if !scan.eat(b':') {
+            return None;
+        }
+        scan.skip_whitespace();
+        let value_start = scan.at();
+        if inner.is_some_and(|inner| key == inner) && scan.next_is(b'{') {
+            *inner_members = Some(object(scan, text, value_depth, None, &mut None)?);
+        } else {
             scan.value(value_depth)?;
-            // Both ends sit next to ASCII bytes, so they are char boundaries.
-            let value = text.get(value_start..scan.at())?;
-            let key = key::decode(raw_key, key_end.escaped)?;
-            members.push(Member { key, value });
+        }
+        // Both ends sit next to ASCII bytes, so they are char boundaries.
+        let value = text.get(value_start..scan.at())?;
+        members.push(Member { key, value });
+        scan.skip_whitespace();
+        if scan.eat(b',') {
             scan.skip_whitespace();
-            if scan.eat(b',') {
-                scan.skip_whitespace();
-            } else if scan.eat(b'}') {
-                break;
-            } else {
-                return None;
-            }
+        } else if scan.eat(b'}') {
+            return Some(members);
+        } else {
+            return None;
         }
     }
-    scan.skip_whitespace();
-    scan.at_end().then_some(members)
 }
 
 /// The levels of nesting of `text`, which must be valid JSON (as returned in `Member::value`): 0 for a scalar.

@@ -85,6 +85,12 @@ impl<'a> Scanner<'a> {
         self.bytes.get(self.at).copied().unwrap_or(0)
     }
 
+    /// Whether the next byte is `byte` (never 0).
+    #[inline(always)]
+    pub(crate) fn next_is(&self, byte: u8) -> bool {
+        self.peek() == byte
+    }
+
     /// Moves past the next byte when it is `byte`; whether it was.
     #[inline(always)]
     pub(crate) fn eat(&mut self, byte: u8) -> bool {

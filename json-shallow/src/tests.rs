@@ -3,7 +3,7 @@
 #[path = "../tests/oracle/mod.rs"]
 mod oracle;
 
-use crate::{Member, nesting, object_members};
+use crate::{Member, nesting, object_members, object_members_with_inner};
 use oracle::{serde_members, value_depth};
 use std::borrow::Cow;
 
@@ -385,4 +385,32 @@ fn long_strings() {
         assert_eq!(found[0].key.len(), long.len() + 1);
     }
     refused(&format!("{{\"v\":\"{long}}}"));
+}
+
+#[test]
+fn an_inner_object_is_read_in_the_same_pass() {
+    let text = r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1],"\u0062":{"c":2}},"x":{"y":1}}"#;
+    let (outer, inner) = object_members_with_inner(text, 3, "result").unwrap();
+    assert_eq!(outer, object_members(text, 3).unwrap());
+    let inner = inner.unwrap();
+    assert_eq!(inner.len(), 2);
+    assert_eq!((inner[1].key.as_ref(), inner[1].value), ("b", r#"{"c":2}"#));
+    // Not an object, or absent: no inner members.
+    assert_eq!(
+        object_members_with_inner(r#"{"result":[1]}"#, 9, "result")
+            .unwrap()
+            .1,
+        None
+    );
+    assert_eq!(
+        object_members_with_inner(r#"{"other":{}}"#, 9, "result")
+            .unwrap()
+            .1,
+        None
+    );
+    // The depth limit counts the inner object's levels as before.
+    assert!(object_members_with_inner(text, 2, "result").is_none());
+    // A lone surrogate in an inner key: the text cannot be read.
+    assert!(object_members_with_inner(r#"{"result":{"\ud800":1}}"#, 9, "result").is_none());
+    assert!(object_members(r#"{"result":{"\ud800":1}}"#, 9).is_some());
 }

@@ -3,7 +3,7 @@
 
 mod oracle;
 
-use json_shallow::{Member, nesting, object_members};
+use json_shallow::{Member, nesting, object_members, object_members_with_inner};
 use oracle::{serde_members, value_depth};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -306,6 +306,45 @@ proptest! {
                     "max_depth {} text {:?}", max_depth, text
                 );
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// (d) The one-pass reading of an inner object gives what two readings give:
+    /// the outer members, and those of the last member of that name that is an
+    /// object (its keys decoded too).
+    #[test]
+    fn inner_members_are_those_of_a_second_reading(text in any_text(), inner_index in any::<Index>()) {
+        let outer = object_members(&text, 1000);
+        let names: Vec<String> = outer
+            .iter()
+            .flatten()
+            .map(|member| member.key.to_string())
+            .chain(["result".to_owned()])
+            .collect();
+        let inner = inner_index.get(&names);
+        let expected = outer.as_ref().and_then(|members| {
+            let inner_members = members
+                .iter()
+                .rev()
+                .find(|member| member.key == *inner && member.value.starts_with('{'))
+                .map(|member| object_members(member.value, usize::MAX));
+            match inner_members {
+                Some(None) => None,
+                Some(Some(found)) => Some((members.clone(), Some(found))),
+                None => Some((members.clone(), None)),
+            }
+        });
+        let earlier = outer.as_ref().is_some_and(|members| {
+            members.iter().filter(|member| member.key == *inner && member.value.starts_with('{')).count() > 1
+        });
+        // With the name twice, an earlier inner object is read too: its keys
+        // must decode, which a second reading of the last one alone does not ask.
+        if !earlier {
+            prop_assert_eq!(object_members_with_inner(&text, 1000, inner), expected, "text {:?}", text);
         }
     }
 }

@@ -26,7 +26,8 @@ pub struct RawRequest<'a> {
     pub params: Option<ShallowObject<'a>>,
 }
 
-/// The members of JSON-RPC, each at most once, as JSON text.
+/// The members of JSON-RPC, each at most once, as JSON text, and the members of
+/// `params` or `result` (the one asked for) when it is an object.
 #[derive(Default)]
 struct Envelope<'a> {
     id: Option<&'a str>,
@@ -34,15 +35,21 @@ struct Envelope<'a> {
     params: Option<&'a str>,
     result: Option<&'a str>,
     error: Option<&'a str>,
+    inner: Option<ShallowObject<'a>>,
 }
 
-/// `text` as a JSON-RPC frame of version 2.0, read one level deep in one pass. `None`
-/// for anything else: not JSON, nested deeper than the full parse allows, a member of
-/// JSON-RPC twice (which the full parse refuses), another version.
-fn envelope(text: &str) -> Option<Envelope<'_>> {
-    let mut envelope = Envelope::default();
+/// `text` as a JSON-RPC frame of version 2.0, read one level deep in one pass, and
+/// its member `inner` too when that is an object. `None` for anything else: not
+/// JSON, nested deeper than the full parse allows, a member of JSON-RPC twice
+/// (which the full parse refuses), another version.
+fn envelope<'a>(text: &'a str, inner: &str) -> Option<Envelope<'a>> {
+    let (members, inner) = json_shallow::object_members_with_inner(text, MAX_DEPTH, inner)?;
+    let mut envelope = Envelope {
+        inner: inner.map(ShallowObject::of_members),
+        ..Envelope::default()
+    };
     let mut jsonrpc = None;
-    for member in json_shallow::object_members(text, MAX_DEPTH)? {
+    for member in members {
         let slot = match member.key.as_ref() {
             "jsonrpc" => &mut jsonrpc,
             "id" => &mut envelope.id,
@@ -62,12 +69,13 @@ fn envelope(text: &str) -> Option<Envelope<'_>> {
 /// `text` as a clean response: `jsonrpc` `"2.0"`, an integer `id`, an object
 /// `result`, and no other member of JSON-RPC. `None` for any other frame.
 pub fn clean_response(text: &str) -> Option<RawResponse<'_>> {
-    let envelope = envelope(text)?;
+    let envelope = envelope(text, "result")?;
     if envelope.method.is_some() || envelope.params.is_some() || envelope.error.is_some() {
         return None;
     }
     let id = envelope.id?.parse().ok()?;
-    let result = ShallowObject::parse(envelope.result?)?;
+    // No inner members: the result is not an object.
+    let result = envelope.inner?;
     Some(RawResponse { id, result })
 }
 
@@ -75,7 +83,7 @@ pub fn clean_response(text: &str) -> Option<RawResponse<'_>> {
 /// `method`, an object `params` or none, and no other member of JSON-RPC. `None`
 /// for any other frame.
 pub fn clean_request(text: &str) -> Option<RawRequest<'_>> {
-    let envelope = envelope(text)?;
+    let envelope = envelope(text, "params")?;
     if envelope.result.is_some() || envelope.error.is_some() {
         return None;
     }
@@ -83,7 +91,8 @@ pub fn clean_request(text: &str) -> Option<RawRequest<'_>> {
     let method = string_of(envelope.method?)?;
     let params = match envelope.params {
         None => None,
-        Some(params) => Some(ShallowObject::parse(params)?),
+        // No inner members: the params are not an object.
+        Some(_) => Some(envelope.inner?),
     };
     is_valid_id(&id).then_some(RawRequest { id, method, params })
 }
