@@ -243,6 +243,18 @@ mod tests {
         }
     }
 
+    /// A result of 100,000 members: the reading stays linear (each member was
+    /// once looked up among all the earlier ones, some 5·10⁹ comparisons here).
+    #[test]
+    fn a_large_object_is_read_in_one_pass() {
+        let members: Vec<String> = (0..100_000).map(|n| format!("\"m{n}\":{n}")).collect();
+        let text = format!("{{{},\"m7\":\"last\"}}", members.join(","));
+        let object = ShallowObject::parse(&text).unwrap();
+        assert_eq!(object.iter().count(), 100_000);
+        assert_eq!(object.get("m7"), Some("\"last\""));
+        assert_eq!(object.get("m99999"), Some("99999"));
+    }
+
     #[test]
     fn names_with_escapes_are_compared_decoded_and_written_escaped() {
         let object = ShallowObject::parse(r#"{"\u005fmeta":{},"a\nb":1}"#).unwrap();
