@@ -7,37 +7,15 @@
 #![no_main]
 
 use json_shallow::{nesting, object_members, object_members_with_inner};
+// serde_json's answer, the same oracle as the crate's own tests (its depth
+// helper is not used here: serde_json's walk below counts duplicate keys too).
+#[path = "../../json-shallow/tests/oracle/mod.rs"]
+#[allow(dead_code)]
+mod oracle;
+use oracle::serde_members;
 use libfuzzer_sys::fuzz_target;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
 use std::fmt;
-
-/// The members of an object in order, duplicates kept, as serde_json reads them.
-struct InOrder<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for InOrder<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MembersVisitor;
-
-        impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = InOrder<'de>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("a JSON object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut members = Vec::new();
-                while let Some(member) = map.next_entry::<String, &'de RawValue>()? {
-                    members.push(member);
-                }
-                Ok(InOrder(members))
-            }
-        }
-
-        deserializer.deserialize_map(MembersVisitor)
-    }
-}
 
 /// The levels of nesting of a value as serde_json walks it (duplicate keys are
 /// all walked, unlike in a `Value`).
@@ -92,26 +70,6 @@ impl<'de> Deserialize<'de> for Depth {
 
         deserializer.deserialize_any(DepthVisitor)
     }
-}
-
-/// serde_json's answer to `object_members(text, usize::MAX)`.
-fn serde_members(text: &str) -> Option<Vec<(String, String)>> {
-    let is_raw_value = serde_json::from_str::<&RawValue>(text).is_ok();
-    let is_object = text
-        .trim_start_matches([' ', '\t', '\n', '\r'])
-        .starts_with('{');
-    let members = serde_json::from_str::<InOrder<'_>>(text).ok();
-    assert!(
-        members.is_none() || (is_raw_value && is_object),
-        "serde_json reads members from a text it refuses as a raw value"
-    );
-    Some(
-        members?
-            .0
-            .into_iter()
-            .map(|(key, value)| (key, value.get().to_owned()))
-            .collect(),
-    )
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -30,10 +30,12 @@ pub struct Member<'a> {
     pub value: &'a str,
 }
 
-/// `text` as one JSON object read one level deep: its members in order (a key given twice appears twice; the caller decides).
-/// `None` unless (1) `text` is one JSON value with only JSON whitespace (space, \t, \n, \r) around it, exactly as
-/// `serde_json::from_str::<&RawValue>` accepts it, (2) that value is an object, and (3) it nests at most `max_depth`
-/// levels, where `{}` and `[]` are one level, `{"a":[1]}` is two, and a scalar is zero.
+/// `text` as one JSON object read one level deep: its members in order (a key
+/// given twice appears twice; the caller decides). `None` unless (1) `text` is one
+/// JSON value with only JSON whitespace (space, \t, \n, \r) around it, exactly as
+/// `serde_json::from_str::<&RawValue>` accepts it, (2) that value is an object,
+/// and (3) it nests at most `max_depth` levels, where `{}` and `[]` are one level,
+/// `{"a":[1]}` is two, and a scalar is zero.
 ///
 /// A key with a lone surrogate escape (`"\ud800"`) also gives `None`: a `String`
 /// cannot hold it (serde_json refuses it too when it decodes the key). Inside
@@ -127,8 +129,9 @@ fn object<'a>(
     }
 }
 
-/// The levels of nesting of `text`, which must be valid JSON (as returned in `Member::value`): 0 for a scalar.
-/// Cheap: it may skip strings with memchr. (Used when a caller already validated the text.)
+/// The levels of nesting of `text`, which must be valid JSON (as returned in
+/// `Member::value`): 0 for a scalar. Cheap: it skips strings with memchr, for a
+/// caller that already checked the text.
 ///
 /// Invalid text gives some number, never a panic.
 pub fn nesting(json: &str) -> usize {

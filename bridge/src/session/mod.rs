@@ -368,27 +368,32 @@ impl Session {
                 }
             };
         }
-        #[cfg(debug_assertions)]
-        test_faults::check(&method);
-        if self.is_in_flight(&id) {
-            return self
-                .reply_error(id, BridgeError::new(Cause::DuplicateId))
-                .await;
-        }
+        let Some(id) = self.admit(id, &method).await else {
+            return;
+        };
         self.forward(id, method, params.unwrap_or_default()).await
+    }
+
+    /// What every request passes first, whatever its method: the test faults, and
+    /// the check that no request with its id is in flight. A second request with
+    /// such an id gets its own error, so VS Code gets exactly one answer for each
+    /// request. The id comes back when the request goes on.
+    async fn admit(&mut self, id: Value, method: &str) -> Option<Value> {
+        #[cfg(debug_assertions)]
+        test_faults::check(method);
+        if self.is_in_flight(&id) {
+            self.reply_error(id, BridgeError::new(Cause::DuplicateId))
+                .await;
+            return None;
+        }
+        Some(id)
     }
 
     async fn on_request(&mut self, request: Request) {
         let Request { id, method, params } = request;
-        #[cfg(debug_assertions)]
-        test_faults::check(&method);
-        // Whatever the method, a second request with the id of one in flight gets
-        // its own error: VS Code then gets exactly one answer for each request.
-        if self.is_in_flight(&id) {
-            return self
-                .reply_error(id, BridgeError::new(Cause::DuplicateId))
-                .await;
-        }
+        let Some(id) = self.admit(id, &method).await else {
+            return;
+        };
         match method.as_str() {
             // R2: answered by the bridge itself in every phase.
             "ping" => self.reply(id, Value::Object(Map::new())).await,
