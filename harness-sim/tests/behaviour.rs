@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{client, harness_sim, init_result, script, script_command};
+use common::{client, copilot_opening, harness_sim, init_result, script, script_command};
 use harness_sim::client::{CallOutcome, EventKind, ListFailure};
 use harness_sim::{AnswerPolicy, Profile};
 use serde_json::{Value, json};
@@ -71,18 +71,12 @@ async fn local_detects_the_next_cursor_null_loop() {
 
 #[tokio::test]
 async fn copilot_ends_the_list_at_a_null_next_cursor() {
-    let (_dir, path) = script(&[
-        ("c2s", json!({})),
-        (
-            "s2c",
-            json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}}),
-        ),
-        ("c2s", json!({})),
-        ("s2c", init_result(1, json!({"tools": {}}))),
-        ("c2s", json!({})),
+    let mut entries = copilot_opening(json!({"tools": {}}));
+    entries.extend([
         ("c2s", json!({})),
         ("s2c", tools_page(2, json!([add_tool()]), Some(Value::Null))),
     ]);
+    let (_dir, path) = script(&entries);
     let mut client = client(
         Profile::Copilot092,
         &script_command(&[path]),

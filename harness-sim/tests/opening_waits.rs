@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{client, init_result, script, scripted};
+use common::{client, copilot_opening, script, scripted};
 use harness_sim::client::{EventKind, INITIALIZE_WAIT_LOG_LINE, SimError};
 use harness_sim::record::Dir;
 use harness_sim::{AnswerPolicy, Profile, SimClient, StdioPeer};
@@ -135,15 +135,8 @@ async fn copilot_lists_tools_at_once_with_no_delay() {
 
 #[tokio::test]
 async fn copilot_answers_a_ping_that_comes_during_its_delay_before_listing() {
-    let (_dir, path) = script(&[
-        ("c2s", json!({})),
-        (
-            "s2c",
-            json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}}),
-        ),
-        ("c2s", json!({})),
-        ("s2c", init_result(1, json!({"tools": {}}))),
-        ("c2s", json!({})),
+    let mut entries = copilot_opening(json!({"tools": {}}));
+    entries.extend([
         (
             "s2c",
             json!({"jsonrpc": "2.0", "id": "p-1", "method": "ping"}),
@@ -155,6 +148,7 @@ async fn copilot_answers_a_ping_that_comes_during_its_delay_before_listing() {
             json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}),
         ),
     ]);
+    let (_dir, path) = script(&entries);
     let mut client = client(
         Profile::Copilot095,
         &common::script_command(&[path]),

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{client, init_result, script, script_command};
+use common::{client, copilot_opening, init_result, script, script_command};
 use harness_sim::client::{CallOutcome, EventKind};
 use harness_sim::{AnswerPolicy, Profile, SimClient};
 use serde_json::{Value, json};
@@ -204,15 +204,8 @@ async fn no_task_without_the_server_capability_and_never_from_copilot() {
     client.stop().await;
 
     let capabilities: Value = serde_json::from_str(TASK_CAPABILITIES).unwrap();
-    let copilot = [
-        ("c2s", json!({})),
-        (
-            "s2c",
-            json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}}),
-        ),
-        ("c2s", json!({})),
-        ("s2c", init_result(1, capabilities)),
-        ("c2s", json!({})),
+    let mut copilot = copilot_opening(capabilities);
+    copilot.extend([
         ("c2s", json!({})),
         (
             "s2c",
@@ -220,7 +213,7 @@ async fn no_task_without_the_server_capability_and_never_from_copilot() {
         ),
         ("c2s", json!({})),
         ("s2c", result(3, "ok")),
-    ];
+    ]);
     let (_dir, mut client) = session(Profile::Copilot095, &copilot);
     client.options_mut().tools_list_delay = tokio::time::Duration::ZERO;
     client.start().await.unwrap();

@@ -432,13 +432,7 @@ impl SimClient {
             method: method.into(),
             summary: answering::summary(method, params),
         });
-        let answer = answering::answer(
-            self.profile.harness(),
-            &self.policy,
-            &mut self.counts,
-            method,
-            params,
-        );
+        let answer = self.answer_by_policy(method, params);
         match answer {
             Answer::Result(result) => {
                 self.log(EventKind::Answered {

@@ -407,6 +407,17 @@ impl SimClient {
         token
     }
 
+    /// The harness's answer to a server request, by the answer policy.
+    fn answer_by_policy(&mut self, method: &str, params: &Value) -> answering::Answer {
+        answering::answer(
+            self.profile.harness(),
+            &self.policy,
+            &mut self.counts,
+            method,
+            params,
+        )
+    }
+
     fn log(&mut self, kind: EventKind) {
         let t_ms = Instant::now()
             .saturating_duration_since(self.peer.started())
@@ -558,16 +569,7 @@ impl SimClient {
         }
         let (answer, task_update) = match self.answer_by_task_manager(&method, &params) {
             Some(by_task_manager) => by_task_manager,
-            None => {
-                let answer = answering::answer(
-                    self.profile.harness(),
-                    &self.policy,
-                    &mut self.counts,
-                    &method,
-                    &params,
-                );
-                (answer, None)
-            }
+            None => (self.answer_by_policy(&method, &params), None),
         };
         let (response, logged) = match answer {
             answering::Answer::Result(result) => {

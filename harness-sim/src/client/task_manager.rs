@@ -18,7 +18,7 @@
 use serde_json::{Map, Value, json};
 use tokio::time::{Duration, Instant};
 
-use super::answering::{self, Answer};
+use super::answering::Answer;
 use super::schema_check::js_falsy;
 use super::{EventKind, SimClient, SimError, frames};
 
@@ -193,13 +193,7 @@ impl SimClient {
             .and_then(|t| t.get("ttl"))
             .cloned()
             .unwrap_or(Value::Null);
-        let answer = answering::answer(
-            self.profile.harness(),
-            &self.policy,
-            &mut self.counts,
-            method,
-            params,
-        );
+        let answer = self.answer_by_policy(method, params);
         let (created, update) = self.task_manager.create(ttl, answer);
         if let Some(task) = created.get("task") {
             self.log_server_task(task, &format!("created for {method}"));

@@ -49,6 +49,22 @@ pub fn init_result(id: i64, capabilities: Value) -> Value {
         "serverInfo": {"name": "scripted", "version": "1"}}})
 }
 
+/// The opening of the Copilot harness against a scripted server of revision
+/// 2025-11-25: `server/discover` refused, `initialize` with `capabilities`, then
+/// `notifications/initialized`.
+pub fn copilot_opening(capabilities: Value) -> Vec<(&'static str, Value)> {
+    vec![
+        ("c2s", json!({})),
+        (
+            "s2c",
+            json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}}),
+        ),
+        ("c2s", json!({})),
+        ("s2c", init_result(1, capabilities)),
+        ("c2s", json!({})),
+    ]
+}
+
 /// Options for tests: short timeouts and stop timers.
 pub fn test_options(profile: Profile) -> SimOptions {
     let mut options = SimOptions::for_profile(profile);
