@@ -40,10 +40,9 @@ pub fn base_meta(client_info: Option<&Value>, upstream_capabilities: Object) -> 
 }
 
 /// The part of `_meta` that every upstream request shares (R3), made once at
-/// initialize, and kept as JSON text too: no request writes it again.
+/// initialize and kept as JSON text: no request writes it again.
 #[derive(Debug, PartialEq)]
 pub struct SharedMeta {
-    members: Object,
     /// The members as JSON text, without the braces.
     text: String,
 }
@@ -57,11 +56,7 @@ impl SharedMeta {
             .and_then(|text| text.strip_suffix('}'))
             .unwrap_or_default()
             .to_owned();
-        Self { members, text }
-    }
-
-    pub fn members(&self) -> &Object {
-        &self.members
+        Self { text }
     }
 }
 
@@ -85,20 +80,6 @@ impl RequestMeta {
             shared: shared.clone(),
             own: Arc::default(),
         }
-    }
-
-    /// The whole `_meta`, as one object.
-    pub fn to_map(&self) -> Object {
-        let mut meta = self.shared.members.clone();
-        let mut own = Vec::with_capacity(self.own.len() + 2);
-        own.push(b'{');
-        own.extend_from_slice(&self.own);
-        own.push(b'}');
-        // The own keys were written by the bridge or read from a line that parsed.
-        if let Ok(Value::Object(own)) = serde_json::from_slice(&own) {
-            meta.extend(own);
-        }
-        meta
     }
 
     /// Appends the whole `_meta` as JSON text: the shared keys, then the own keys.
@@ -211,11 +192,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn base() -> Arc<SharedMeta> {
-        Arc::new(SharedMeta::new(base_meta(
+    fn base_members() -> Object {
+        base_meta(
             Some(&json!({"name":"Visual Studio Code","version":"1.141.0"})),
             Object::new(),
-        )))
+        )
+    }
+
+    fn base() -> Arc<SharedMeta> {
+        Arc::new(SharedMeta::new(base_members()))
     }
 
     fn written(meta: &RequestMeta) -> Value {
@@ -238,7 +223,6 @@ mod tests {
             "io.modelcontextprotocol/protocolVersion": "1999-01-01"
         }));
         let meta = request_meta(&base(), Some("info"), Some(17), Some(&client));
-        assert_eq!(written(&meta), Value::Object(meta.to_map()));
         assert_eq!(
             written(&meta),
             json!({
@@ -260,12 +244,12 @@ mod tests {
             RequestMeta::shared_only(&base())
         );
         assert_eq!(
-            request_meta(&base(), None, None, None).to_map(),
-            *base().members()
+            written(&request_meta(&base(), None, None, None)),
+            Value::Object(base_members())
         );
         assert_eq!(
             written(&RequestMeta::shared_only(&base())),
-            Value::Object(base().members().clone())
+            Value::Object(base_members())
         );
     }
 
