@@ -1,6 +1,7 @@
 //! What one run of the bridge needs to know: the options and the limits.
 
 use crate::log::LogLevel;
+use crate::rules::initialize::{FallbackIdentity, fallback_name};
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -15,6 +16,19 @@ pub enum UpstreamTarget {
     },
 }
 
+impl UpstreamTarget {
+    /// The server name when neither the upstream nor `--name` gives one (R1): the
+    /// file name of the command without its extension (the host of the URL, M4).
+    pub fn default_name(&self) -> Option<String> {
+        match self {
+            Self::Command { program, .. } => std::path::Path::new(program)
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .filter(|stem| !stem.is_empty()),
+        }
+    }
+}
+
 /// The options of the command line.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -27,6 +41,16 @@ pub struct Config {
     pub max_line_bytes: usize,
     pub upstream: UpstreamTarget,
     pub limits: Limits,
+}
+
+impl Config {
+    /// The server information when the upstream sends none (R1).
+    pub fn fallback_identity(&self) -> FallbackIdentity {
+        FallbackIdentity {
+            name: fallback_name(self.name.as_deref(), self.upstream.default_name()),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
 }
 
 /// The limits of the bridge. The defaults are the contract's; tests shorten them.
@@ -78,3 +102,27 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_MAX_LINE_BYTES: usize = 1024 * 1024 * 1024;
 /// The default of `--discover-timeout`.
 pub const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(program: &str) -> UpstreamTarget {
+        UpstreamTarget::Command {
+            program: program.into(),
+            args: vec![],
+        }
+    }
+
+    #[test]
+    fn r1_the_default_name_of_a_command_is_its_file_stem() {
+        let name = |program: &str| command(program).default_name();
+        assert_eq!(
+            name("/abs/bridge-fixture-server").as_deref(),
+            Some("bridge-fixture-server")
+        );
+        assert_eq!(name("C:/tools/server.exe").as_deref(), Some("server"));
+        assert_eq!(name("node").as_deref(), Some("node"));
+        assert_eq!(name(""), None);
+    }
+}

@@ -7,14 +7,17 @@
 //!
 //! - [`wire`]: JSON-RPC frames as `serde_json::Value`, ids, the line codec with
 //!   `--max-line-bytes`, and the error causes. No MCP rules.
+//! - [`client`]: VS Code's side: the reader of its lines, the writer of its
+//!   frames, and stdin and stdout.
 //! - [`session`]: one task owns the connection with VS Code: the lifecycle, the
 //!   requests in flight, the timers and the order of frames to stdout.
+//! - [`serve`]: the tasks of one connection and the watchdog, under one
+//!   cancellation token and one task tracker.
 //! - [`rules`]: pure translation functions between the two revisions, each naming
 //!   the items of the contract it implements (R1-R8, C1-C4, O1-O11).
 //! - [`upstream`]: the upstream server behind one small interface (a child process
-//!   over stdio here; a URL and an in-process server later).
-//! - [`cli`], [`config`], [`log`], [`client_stdio`], [`run`]: the executable around
-//!   a session.
+//!   over stdio, a server in the same process; a URL in M4).
+//! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 // No indexing that can panic on data of a peer (issue 9). The few functions of the
@@ -23,14 +26,15 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cli;
-pub mod client_stdio;
+pub mod client;
 pub mod config;
 pub mod log;
 pub mod notify;
 pub mod rules;
 pub mod run;
+pub mod serve;
 pub mod session;
 pub mod upstream;
 pub mod wire;
 
-pub use session::{Exit, serve, serve_with};
+pub use serve::{Exit, Serve, serve};

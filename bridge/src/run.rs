@@ -1,10 +1,10 @@
 //! The executable around a session: stdin and stdout, the connector of the
 //! configured upstream, and the handling of an internal error.
 
-use crate::client_stdio;
+use crate::client::stdio as client_stdio;
 use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
-use crate::session::{Exit, serve_with, watchdog_line};
+use crate::serve::{Exit, Serve, watchdog_line};
 use crate::upstream::Connector;
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::sync::Arc;
@@ -25,15 +25,11 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
 /// Serves VS Code on stdin and stdout.
 pub async fn run_stdio(config: &Config) -> Exit {
     let backstop = last_resort_watchdog(config.limits.watchdog + LAST_RESORT_AFTER);
-    serve_with(
-        config,
-        connector(config),
-        client_stdio::input(),
-        client_stdio::output(),
-        Box::pin(client_stdio::input_hangup()),
-        backstop,
-    )
-    .await
+    Serve::new(config, connector(config))
+        .input_hangup(client_stdio::input_hangup())
+        .on_end_of_input(backstop)
+        .run(client_stdio::input(), client_stdio::output())
+        .await
 }
 
 /// How long after the watchdog the last-resort watchdog acts.
@@ -43,8 +39,8 @@ const LAST_RESORT_AFTER: Duration = Duration::from_secs(1);
 /// thread: if that thread were ever stuck, no timer of it could fire. This one is
 /// an OS thread, armed at the end of stdin, that stops the bridge a moment after
 /// the session's watchdog would have, as the contract's watchdog does.
-fn last_resort_watchdog(after: Duration) -> Box<dyn FnOnce() + Send> {
-    Box::new(move || {
+fn last_resort_watchdog(after: Duration) -> impl FnOnce() + Send + 'static {
+    move || {
         std::thread::spawn(move || {
             // Real time on purpose: this thread must act when the runtime cannot.
             #[allow(clippy::disallowed_methods)]
@@ -57,7 +53,7 @@ fn last_resort_watchdog(after: Duration) -> Box<dyn FnOnce() + Send> {
             kill_all_groups();
             std::process::exit(0);
         });
-    })
+    }
 }
 
 /// A panic in any task is an internal error: one line, the upstream stops, exit 1.

@@ -479,7 +479,7 @@ proptest! {
                     Ok(()) => json!({"jsonrpc":"2.0","id":index,"result":model(method, result)}),
                     Err(detail) => json!({"jsonrpc":"2.0","id":index,"error":{"code":-32603,
                         "message":"The upstream server sent a response that is not valid. See the Output channel of the server.",
-                        "data":{"cause":"invalid_response","detail":detail}}}),
+                        "data":{"cause":"invalid_response","detail":detail.to_string()}}}),
                 };
                 assert_eq!(got.to_string(), expected.to_string(), "{method}");
             }

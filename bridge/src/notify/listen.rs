@@ -287,6 +287,7 @@ impl Listen {
         &mut self,
         id: u64,
         limit: &str,
+        now: Instant,
         next_id: &mut dyn FnMut() -> u64,
     ) -> Vec<Action> {
         if !self
@@ -302,7 +303,7 @@ impl Listen {
             BridgeError::with_detail(Cause::Timeout, format!("subscriptions/listen: {text}"))
                 .to_object();
         actions.extend(
-            self.on_end(id, End::Error(error), Instant::now(), next_id)
+            self.on_end(id, End::Error(error), now, next_id)
                 .into_iter()
                 .map(|action| match action {
                     Action::Warn(_) => Action::Warn(format!(

@@ -1,9 +1,9 @@
 //! The initialize result that VS Code gets, made from the discover result (R1, O10, O11).
 
 use super::capabilities::initialize_capabilities;
-use super::{CLIENT_PROTOCOL_VERSION, SERVER_INFO_KEY};
+use super::results::{ResultKind, result_kind};
+use super::{CLIENT_PROTOCOL_VERSION, SERVER_INFO_KEY, UPSTREAM_PROTOCOL_VERSION};
 use serde_json::{Map, Value};
-use std::path::Path;
 
 type Object = Map<String, Value>;
 
@@ -24,17 +24,50 @@ pub struct FallbackIdentity {
     pub version: String,
 }
 
-/// The fallback name (R1): `--name`, else the file name of the upstream command
-/// without its extension. VS Code makes the ids of the tools from this name.
-pub fn fallback_name(name_option: Option<&str>, command: &Path) -> String {
+/// The fallback name (R1, M4): `--name`, else the default name of the upstream
+/// target (the file name of the command without its extension, or the host of the
+/// URL). VS Code makes the ids of the tools from this name.
+pub fn fallback_name(name_option: Option<&str>, target_name: Option<String>) -> String {
     if let Some(name) = name_option.filter(|name| !name.is_empty()) {
         return name.to_owned();
     }
-    command
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned())
-        .filter(|stem| !stem.is_empty())
+    target_name
+        .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "mcp-bridge-vscode".to_owned())
+}
+
+/// A discover result that the bridge can use (R1): complete, and for revision
+/// 2026-07-28.
+pub fn check_discover(result: &Object) -> Result<(), DiscoverRefusal> {
+    match result_kind(result) {
+        ResultKind::Complete => {}
+        ResultKind::InputRequired => return Err(DiscoverRefusal::AskedForInput),
+        ResultKind::Unknown(kind) => return Err(DiscoverRefusal::UnknownResultType(kind)),
+    }
+    match result.get("supportedVersions").and_then(Value::as_array) {
+        None => Err(DiscoverRefusal::NoVersions),
+        Some(versions) if versions.iter().any(|v| v == UPSTREAM_PROTOCOL_VERSION) => Ok(()),
+        Some(versions) => Err(DiscoverRefusal::OtherVersions(
+            versions
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        )),
+    }
+}
+
+/// Why a discover result is of no use: the `discover_failed` detail.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiscoverRefusal {
+    #[error("the upstream server asked for input in answer to server/discover")]
+    AskedForInput,
+    #[error("the discover result has the resultType {0}")]
+    UnknownResultType(String),
+    #[error("the discover result has no supportedVersions")]
+    NoVersions,
+    #[error("the upstream server supports only the revisions {0}")]
+    OtherVersions(String),
 }
 
 /// The initialize result (R1): `protocolVersion` 2025-11-25 (VS Code ignores it),
@@ -143,17 +176,15 @@ mod tests {
     }
 
     #[test]
-    fn r1_fallback_name_is_the_option_or_the_file_stem() {
-        assert_eq!(fallback_name(Some("demo"), Path::new("/x/y")), "demo");
+    fn r1_fallback_name_is_the_option_or_the_name_of_the_target() {
+        let target = || Some("bridge-fixture-server".to_owned());
+        assert_eq!(fallback_name(Some("demo"), target()), "demo");
+        assert_eq!(fallback_name(None, target()), "bridge-fixture-server");
+        assert_eq!(fallback_name(Some(""), target()), "bridge-fixture-server");
         assert_eq!(
-            fallback_name(None, Path::new("/abs/bridge-fixture-server")),
-            "bridge-fixture-server"
+            fallback_name(None, Some(String::new())),
+            "mcp-bridge-vscode"
         );
-        assert_eq!(
-            fallback_name(None, Path::new("C:/tools/server.exe")),
-            "server"
-        );
-        assert_eq!(fallback_name(Some(""), Path::new("node")), "node");
-        assert_eq!(fallback_name(None, Path::new("")), "mcp-bridge-vscode");
+        assert_eq!(fallback_name(None, None), "mcp-bridge-vscode");
     }
 }

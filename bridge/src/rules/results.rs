@@ -52,29 +52,52 @@ impl ToolSchemaFix {
 /// array (or an object), as a typed client of revision 2026-07-28 would: a result
 /// without it is not valid (`invalid_response`), and VS Code never sees it. A
 /// tools/call result may lack `content` (R5 adds it), but not have another kind.
-pub fn check_result_shape(method: &str, result: &Object) -> Result<(), String> {
-    let (member, array, optional) = match method {
-        "tools/list" => ("tools", true, false),
-        "prompts/list" => ("prompts", true, false),
-        "resources/list" => ("resources", true, false),
-        "resources/templates/list" => ("resourceTemplates", true, false),
-        "prompts/get" => ("messages", true, false),
-        "resources/read" => ("contents", true, false),
-        "completion/complete" => ("completion", false, false),
-        "tools/call" => ("content", true, true),
+pub fn check_result_shape(method: &str, result: &Object) -> Result<(), ShapeError> {
+    let (method, member, array, optional) = match method {
+        "tools/list" => ("tools/list", "tools", true, false),
+        "prompts/list" => ("prompts/list", "prompts", true, false),
+        "resources/list" => ("resources/list", "resources", true, false),
+        "resources/templates/list" => {
+            ("resources/templates/list", "resourceTemplates", true, false)
+        }
+        "prompts/get" => ("prompts/get", "messages", true, false),
+        "resources/read" => ("resources/read", "contents", true, false),
+        "completion/complete" => ("completion/complete", "completion", false, false),
+        "tools/call" => ("tools/call", "content", true, true),
         _ => return Ok(()),
     };
     let kind = if array { "array" } else { "object" };
     match result.get(member) {
         None if optional => Ok(()),
         Some(value) if value.is_array() == array && (array || value.is_object()) => Ok(()),
-        Some(_) if optional => Err(not_of_kind(method, member, kind)),
-        _ => Err(format!("the {method} result has no {member} {kind}")),
+        Some(_) if optional => Err(ShapeError::WrongKind {
+            method,
+            member,
+            kind,
+        }),
+        _ => Err(ShapeError::Missing {
+            method,
+            member,
+            kind,
+        }),
     }
 }
 
-fn not_of_kind(method: &str, member: &str, kind: &str) -> String {
-    format!("the {method} result has a {member} that is not an {kind}")
+/// Why a complete result is not valid for VS Code (`invalid_response`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("the {method} result has no {member} {kind}")]
+    Missing {
+        method: &'static str,
+        member: &'static str,
+        kind: &'static str,
+    },
+    #[error("the {method} result has a {member} that is not an {kind}")]
+    WrongKind {
+        method: &'static str,
+        member: &'static str,
+        kind: &'static str,
+    },
 }
 
 /// What [`shape_call_result_shallow`] did.
@@ -86,7 +109,7 @@ pub enum ShallowShape {
     /// the whole tree, so the result goes the way of every other.
     NeedsTree,
     /// Not valid (`invalid_response`), as [`check_result_shape`] says.
-    Invalid(String),
+    Invalid(ShapeError),
 }
 
 /// A complete tools/call result, read one level deep, shaped as [`shape_result`]
@@ -103,7 +126,11 @@ pub fn shape_call_result_shallow(result: &mut ShallowObject<'_>) -> ShallowShape
     }
     match result.get("content") {
         Some(content) if !content.starts_with('[') => {
-            return ShallowShape::Invalid(not_of_kind("tools/call", "content", "array"));
+            return ShallowShape::Invalid(ShapeError::WrongKind {
+                method: "tools/call",
+                member: "content",
+                kind: "array",
+            });
         }
         Some(_) => {}
         None => result.insert_json("content", Cow::Borrowed("[]")),
@@ -369,16 +396,18 @@ mod tests {
 
     #[test]
     fn results_need_the_member_that_vscode_reads() {
-        let check = |method: &str, v: Value| check_result_shape(method, v.as_object().unwrap());
+        let check = |method: &str, v: Value| {
+            check_result_shape(method, v.as_object().unwrap()).map_err(|error| error.to_string())
+        };
         assert_eq!(check("tools/list", json!({"tools":[]})), Ok(()));
         assert_eq!(
             check("tools/list", json!({"tools":{}})),
-            Err("the tools/list result has no tools array".into())
+            Err("the tools/list result has no tools array".to_owned())
         );
         assert_eq!(check("tools/call", json!({})), Ok(()));
         assert_eq!(
             check("tools/call", json!({"content":null})),
-            Err("the tools/call result has a content that is not an array".into())
+            Err("the tools/call result has a content that is not an array".to_owned())
         );
         assert_eq!(
             check("completion/complete", json!({"completion":{}})),

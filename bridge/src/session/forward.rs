@@ -3,11 +3,12 @@
 use super::table::{InFlight, KeptRequest, Pending, RoundPhase};
 use super::{Session, key_of};
 use crate::log::{BRIDGE, MCP_ROUTER};
+use crate::notify::listen::End;
 use crate::rules::errors;
 use crate::rules::meta::{PROGRESS_TOKEN_KEY, client_progress_token, request_meta};
 use crate::rules::progress::client_progress;
 use crate::rules::results::{ResultKind, check_result_shape, result_kind, shape_result};
-use crate::upstream::Outgoing;
+use crate::upstream::{Outgoing, RequestFailure};
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Outcome, Response};
 use crate::wire::id::IdKey;
@@ -195,15 +196,19 @@ impl Session {
                     return self.state_refused(key, error).await;
                 }
                 match errors::client_error(error) {
-                    Some(error) => Err(error),
-                    None => Err(invalid_response("the error object is not valid JSON-RPC")),
+                    Some(error) => Outcome::Error(error),
+                    None => {
+                        Outcome::Error(invalid_response("the error object is not valid JSON-RPC"))
+                    }
                 }
             }
             Outcome::Result(Value::Object(mut result)) => match result_kind(&result) {
                 ResultKind::Complete => {
                     exchange("result");
-                    if let Err(detail) = check_result_shape(&method, &result) {
-                        return self.fail_invalid_result(&key, &method, &detail).await;
+                    if let Err(error) = check_result_shape(&method, &result) {
+                        return self
+                            .fail_invalid_result(&key, &method, &error.to_string())
+                            .await;
                     }
                     #[cfg(debug_assertions)]
                     let null_cursor = result.get("nextCursor") == Some(&Value::Null);
@@ -214,7 +219,7 @@ impl Session {
                     if null_cursor && super::test_faults::keep_null_cursor() {
                         result.insert("nextCursor".into(), Value::Null);
                     }
-                    Ok(Value::Object(result))
+                    Outcome::Result(Value::Object(result))
                 }
                 ResultKind::InputRequired if may_ask_for_input(&method) => {
                     exchange("input_required");
@@ -222,20 +227,20 @@ impl Session {
                 }
                 ResultKind::InputRequired => {
                     exchange("input_required");
-                    Err(invalid_response(&format!(
+                    Outcome::Error(invalid_response(&format!(
                         "the upstream server asked for input in answer to {method}"
                     )))
                 }
                 ResultKind::Unknown(kind) => {
                     exchange(&format!("result of the unknown resultType {kind}"));
-                    Err(invalid_response(&format!(
+                    Outcome::Error(invalid_response(&format!(
                         "the result has the resultType {kind}"
                     )))
                 }
             },
             Outcome::Result(_) => {
                 exchange("result that is not an object");
-                Err(invalid_response("the result is not an object"))
+                Outcome::Error(invalid_response("the result is not an object"))
             }
         };
         self.finish(&key, reply).await;
@@ -254,7 +259,7 @@ impl Session {
             format_duration(request.last_input_wait)
         );
         let reply = if request.method == "tools/call" {
-            Ok(
+            Outcome::Result(
                 json!({"content":[{"type":"text","text":"The upstream server did not accept the saved state of the request. Run the tool again."}],"isError":true}),
             )
         } else {
@@ -262,7 +267,7 @@ impl Session {
             if let (Some(data), Some(refused)) = (error.get("data"), refused.as_object_mut()) {
                 refused.insert("data".into(), data.clone());
             }
-            Err(refused)
+            Outcome::Error(refused)
         };
         self.finish(&key, reply).await;
     }
@@ -281,13 +286,19 @@ impl Session {
     /// warning line and `invalid_response`.
     pub(super) async fn fail_invalid_result(&mut self, key: &IdKey, method: &str, detail: &str) {
         tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
-        self.finish(key, Err(invalid_response(detail))).await;
+        self.finish(key, Outcome::Error(invalid_response(detail)))
+            .await;
     }
 
     /// Ends a request of VS Code with its response.
-    pub(super) async fn finish(&mut self, key: &IdKey, reply: Result<Value, Value>) {
+    pub(super) async fn finish(&mut self, key: &IdKey, reply: Outcome) {
         self.close_request(key, "the request ended", Some(reply))
             .await;
+    }
+
+    /// Ends a request of VS Code with an error of the bridge.
+    pub(super) async fn fail_request(&mut self, key: &IdKey, error: BridgeError) {
+        self.finish(key, Outcome::Error(error.to_object())).await;
     }
 
     async fn on_upstream_notification(&mut self, mut notification: Notification) {
@@ -338,7 +349,8 @@ impl Session {
         match pending {
             Some(Pending::Request(key)) => {
                 tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and the request {key} of the client fails");
-                self.finish(&key, Err(invalid_response(&reason))).await;
+                self.finish(&key, Outcome::Error(invalid_response(&reason)))
+                    .await;
             }
             Some(Pending::Discover) => {
                 tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and server/discover fails");
@@ -351,6 +363,35 @@ impl Session {
             Some(Pending::Listen) | None => {
                 tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}")
             }
+        }
+    }
+
+    /// The link failed the upstream request `upstream_id` (an HTTP status, a
+    /// refused connection): that request fails, and the link stays usable.
+    pub(super) async fn on_request_failed(&mut self, upstream_id: u64, failure: RequestFailure) {
+        match self.table.upstream.get(&upstream_id).cloned() {
+            Some(Pending::Request(key)) => {
+                let method = self
+                    .table
+                    .client
+                    .get(&key)
+                    .map(|request| request.method.clone())
+                    .unwrap_or_default();
+                tracing::warn!(target: BRIDGE, "request {key} ({method}): the upstream request failed: {failure}");
+                self.fail_request(&key, failure.to_error()).await;
+            }
+            Some(Pending::Discover) => {
+                self.table.upstream.remove(&upstream_id);
+                self.discover_failed_in_link(failure).await;
+            }
+            Some(Pending::Listen) => {
+                self.listen_ended(upstream_id, End::Lost(failure.to_string()))
+                    .await
+            }
+            None => tracing::debug!(
+                target: BRIDGE,
+                "the upstream request {upstream_id} failed after its end: {failure}"
+            ),
         }
     }
 
@@ -373,7 +414,7 @@ impl Session {
                         Cause::Timeout,
                         format!("{method}: no response in {limit}"),
                     );
-                    return self.finish(&key, Err(error.to_object())).await;
+                    return self.fail_request(&key, error).await;
                 }
                 tracing::info!(
                     target: BRIDGE,
@@ -400,7 +441,7 @@ impl Session {
                     self.close_request(
                         &key,
                         "the client did not answer in time",
-                        Some(Err(error.to_object())),
+                        Some(Outcome::Error(error.to_object())),
                     )
                     .await;
                     return;

@@ -5,11 +5,10 @@ use super::{ClientContext, Connected, Phase, Session};
 use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
-use crate::rules::initialize::initialize_result;
+use crate::rules::errors;
+use crate::rules::initialize::{check_discover, initialize_result};
 use crate::rules::meta::{RequestMeta, SharedMeta, base_meta};
-use crate::rules::results::{ResultKind, result_kind};
-use crate::rules::{UPSTREAM_PROTOCOL_VERSION, errors};
-use crate::upstream::Outgoing;
+use crate::upstream::{Outgoing, RequestFailure};
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Outcome;
 use crate::wire::shallow::ShallowObject;
@@ -44,16 +43,15 @@ impl Session {
             ),
             None => tracing::info!(target: BRIDGE, "initialize from a client without clientInfo"),
         }
-        let link = match self.connector.connect().await {
+        let inputs = InputKinds::of(&capabilities);
+        self.client_state
+            .send_modify(|state| state.url_elicitation = inputs.elicitation_url);
+        // Returns at once: a link connects in its own tasks (R2, C1).
+        let link = match self.connector.connect(self.link_context()) {
             Ok(link) => link,
             Err(error) => {
-                tracing::warn!(target: BRIDGE, "cannot start the upstream command: {error}");
-                return self
-                    .reply_error(
-                        id,
-                        BridgeError::with_detail(Cause::SpawnFailed, error.to_string()),
-                    )
-                    .await;
+                tracing::warn!(target: BRIDGE, "{}", error.log_line());
+                return self.reply_error(id, error.to_error()).await;
             }
         };
         self.slot.set(link.control.clone());
@@ -65,7 +63,7 @@ impl Session {
         let meta = RequestMeta::shared_only(&base);
         self.client = Some(ClientContext {
             base_meta: base,
-            inputs: InputKinds::of(&capabilities),
+            inputs,
         });
         let discover_id = self.next_upstream_id();
         self.table.upstream.insert(discover_id, Pending::Discover);
@@ -106,7 +104,10 @@ impl Session {
                     self.phase = Phase::Initialized;
                     self.reply(client_id, Value::Object(initialize)).await;
                 }
-                Err(detail) => self.fail_discover(client_id, None, detail).await,
+                Err(refusal) => {
+                    self.fail_discover(client_id, None, refusal.to_string())
+                        .await
+                }
             },
             Outcome::Result(_) => {
                 self.fail_discover(
@@ -136,6 +137,19 @@ impl Session {
                     .await
             }
         }
+    }
+
+    /// The link failed server/discover (an HTTP status, a refused connection).
+    pub(super) async fn discover_failed_in_link(&mut self, failure: RequestFailure) {
+        let Phase::Initializing {
+            client_id, timer, ..
+        } = std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
+        else {
+            return;
+        };
+        self.timers.remove(&timer);
+        self.fail_discover(client_id, None, failure.to_string())
+            .await;
     }
 
     pub(super) async fn discover_timed_out(&mut self) {
@@ -187,34 +201,9 @@ impl Session {
             let control = connected.control.clone();
             let grace = self.limits.shutdown_grace;
             drop(connected);
-            tokio::spawn(async move { control.shutdown(grace).await });
+            self.tasks
+                .spawn(async move { control.shutdown(grace).await });
         }
-    }
-}
-
-/// A discover result that the bridge can use: complete, and for our revision.
-fn check_discover(result: &Map<String, Value>) -> Result<(), String> {
-    match result_kind(result) {
-        ResultKind::Complete => {}
-        ResultKind::InputRequired => {
-            return Err("the upstream server asked for input in answer to server/discover".into());
-        }
-        ResultKind::Unknown(kind) => {
-            return Err(format!("the discover result has the resultType {kind}"));
-        }
-    }
-    let versions = result.get("supportedVersions").and_then(Value::as_array);
-    match versions {
-        None => Err("the discover result has no supportedVersions".into()),
-        Some(versions) if versions.iter().any(|v| v == UPSTREAM_PROTOCOL_VERSION) => Ok(()),
-        Some(versions) => Err(format!(
-            "the upstream server supports only the revisions {}",
-            versions
-                .iter()
-                .map(Value::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
     }
 }
 

@@ -140,8 +140,10 @@ impl Session {
 
     pub(super) async fn listen_change_timed_out(&mut self, id: u64) {
         let limit = super::forward::format_duration(self.limits.list_timeout);
-        self.listen_step(|listen, next_id| listen.change_timed_out(id, &limit, next_id))
-            .await;
+        self.listen_step(|listen, next_id| {
+            listen.change_timed_out(id, &limit, Instant::now(), next_id)
+        })
+        .await;
     }
 
     /// The end of stdin: every stream is cancelled.

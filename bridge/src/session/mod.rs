@@ -1,11 +1,11 @@
-//! The session with VS Code.
+//! The session with VS Code: the state machine of one connection.
 //!
 //! One task owns the state of the connection: the lifecycle, the requests in flight
 //! and the timers. Frames come in through channels (from the stdin reader and from
 //! the upstream link) and go out through one channel to the stdout writer, so the
-//! order of frames toward VS Code is decided here and nowhere else.
+//! order of frames toward VS Code is decided here and nowhere else. The tasks
+//! around it and the watchdog are in [`crate::serve`].
 
-mod client_io;
 mod deadlines;
 mod forward;
 mod lifecycle;
@@ -15,168 +15,30 @@ mod rounds;
 mod stop;
 mod table;
 
+use crate::client::{ClientEvent, ClientSink, ForwardedRequest};
 use crate::config::{Config, Limits};
-use crate::log::{BRIDGE, VSCODE};
+use crate::log::BRIDGE;
 use crate::rules::capabilities::InputKinds;
 use crate::rules::initialize::FallbackIdentity;
 use crate::rules::meta::SharedMeta;
-use crate::upstream::{Connector, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink};
+use crate::serve::{Exit, UpstreamSlot};
+use crate::upstream::{
+    ClientState, Connector, LinkContext, LinkEnd, Outgoing, UpstreamControl, UpstreamEvent,
+    UpstreamLink,
+};
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Request};
 use crate::wire::id::IdKey;
 use crate::wire::shallow::ShallowObject;
-use client_io::{ClientEvent, ClientSink, ForwardedRequest};
 use futures::StreamExt;
 use serde_json::{Map, Value};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use table::{Table, Timer};
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tokio_util::time::{DelayQueue, delay_queue};
-
-/// How a session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// The end of stdin (also when the watchdog stopped the bridge): exit code 0.
-    EndOfInput,
-    /// The upstream command stopped, or an internal error: exit code 1.
-    Failure,
-}
-
-impl Exit {
-    pub fn code(self) -> u8 {
-        match self {
-            Self::EndOfInput => 0,
-            Self::Failure => 1,
-        }
-    }
-}
-
-/// The upstream of the moment, for the watchdog, which must stop it even when the
-/// session task is stuck.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct UpstreamSlot(Arc<Mutex<Option<Arc<dyn UpstreamControl>>>>);
-
-impl UpstreamSlot {
-    fn set(&self, control: Arc<dyn UpstreamControl>) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(control);
-        }
-    }
-
-    fn kill_now(&self) {
-        if let Ok(slot) = self.0.lock()
-            && let Some(control) = slot.as_ref()
-        {
-            control.kill_now();
-        }
-    }
-}
-
-/// Serves VS Code on `input` and `output` (stdin and stdout in the executable) until
-/// the end of input or the end of the upstream.
-pub async fn serve<R, W>(
-    config: &Config,
-    connector: Arc<dyn Connector>,
-    input: R,
-    output: W,
-) -> Exit
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    serve_with(
-        config,
-        connector,
-        input,
-        output,
-        Box::pin(std::future::pending()),
-        Box::new(|| {}),
-    )
-    .await
-}
-
-/// [`serve`], with two hooks of the executable. `input_hangup` resolves when the
-/// writer of stdin has closed it, before its last lines are read (the end of a
-/// pipe); `on_end_of_input` runs as soon as stdin ends or hangs up, outside the
-/// session: the executable arms its last-resort watchdog there.
-pub async fn serve_with<R, W>(
-    config: &Config,
-    connector: Arc<dyn Connector>,
-    input: R,
-    output: W,
-    input_hangup: Pin<Box<dyn Future<Output = ()> + Send>>,
-    on_end_of_input: Box<dyn FnOnce() + Send>,
-) -> Exit
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (client_sender, client_events) = mpsc::channel(1024);
-    let (sink, frames) = ClientSink::new(1024);
-    let end_of_input = Arc::new(Notify::new());
-    let end = end_of_input.clone();
-    tokio::spawn(client_io::read_client(
-        input,
-        config.max_line_bytes,
-        client_sender,
-        input_hangup,
-        move || {
-            end.notify_one();
-            on_end_of_input();
-        },
-    ));
-    let writer = tokio::spawn(client_io::write_client(output, frames));
-    let slot = UpstreamSlot::default();
-    let session = Session::new(config, connector, sink, slot.clone());
-    let mut session = tokio::spawn(session.run(client_events));
-
-    let watchdog_limit = config.limits.watchdog;
-    let watchdog = async {
-        end_of_input.notified().await;
-        tokio::time::sleep(watchdog_limit).await;
-    };
-    tokio::pin!(watchdog);
-    tokio::select! {
-        outcome = &mut session => {
-            let exit = match outcome {
-                Ok(exit) => exit,
-                Err(error) => {
-                    tracing::error!(target: VSCODE, "the bridge stopped because of an internal error: {error}");
-                    slot.kill_now();
-                    return Exit::Failure;
-                }
-            };
-            // The session dropped its sink: the writer ends after the last frame.
-            tokio::select! {
-                _ = writer => {}
-                _ = &mut watchdog => fire_watchdog(watchdog_limit, &slot),
-            }
-            exit
-        }
-        _ = &mut watchdog => {
-            fire_watchdog(watchdog_limit, &slot);
-            session.abort();
-            Exit::EndOfInput
-        }
-    }
-}
-
-fn fire_watchdog(limit: Duration, slot: &UpstreamSlot) {
-    tracing::warn!(target: VSCODE, "{}", watchdog_line(limit));
-    slot.kill_now();
-}
-
-/// The text of the watchdog's warning line.
-pub fn watchdog_line(limit: Duration) -> String {
-    format!(
-        "the bridge did not stop in {} s after the end of stdin, thus it stops now",
-        limit.as_secs()
-    )
-}
 
 /// The phase of the connection.
 #[derive(Debug)]
@@ -228,13 +90,18 @@ enum Step {
 }
 
 /// The state of one connection, owned by one task.
-struct Session {
+pub(crate) struct Session {
     limits: Limits,
     discover_timeout: Duration,
     fallback: FallbackIdentity,
     connector: Arc<dyn Connector>,
     slot: UpstreamSlot,
     out: ClientSink,
+    /// Where the links spawn their tasks, and the signal that stops them at once.
+    tasks: TaskTracker,
+    stop: CancellationToken,
+    /// VS Code's side, for the link (M4: who asks the user to sign in).
+    client_state: watch::Sender<ClientState>,
     phase: Phase,
     upstream: Option<Connected>,
     client: Option<ClientContext>,
@@ -253,26 +120,24 @@ struct Session {
 }
 
 impl Session {
-    fn new(
+    pub(crate) fn new(
         config: &Config,
         connector: Arc<dyn Connector>,
         out: ClientSink,
         slot: UpstreamSlot,
+        tasks: TaskTracker,
+        stop: CancellationToken,
     ) -> Self {
-        let crate::config::UpstreamTarget::Command { program, .. } = &config.upstream;
         Self {
             limits: config.limits.clone(),
             discover_timeout: config.discover_timeout,
-            fallback: FallbackIdentity {
-                name: crate::rules::initialize::fallback_name(
-                    config.name.as_deref(),
-                    std::path::Path::new(program),
-                ),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-            },
+            fallback: config.fallback_identity(),
             connector,
             slot,
             out,
+            tasks,
+            stop,
+            client_state: watch::channel(ClientState::default()).0,
             phase: Phase::AwaitingInitialize,
             upstream: None,
             client: None,
@@ -286,7 +151,7 @@ impl Session {
         }
     }
 
-    async fn run(mut self, mut client: mpsc::Receiver<ClientEvent>) -> Exit {
+    pub(crate) async fn run(mut self, mut client: mpsc::Receiver<ClientEvent>) -> Exit {
         loop {
             let step = tokio::select! {
                 biased;
@@ -432,6 +297,8 @@ impl Session {
             "notifications/initialized" => {
                 if matches!(self.phase, Phase::Initialized) {
                     self.phase = Phase::Ready;
+                    self.client_state
+                        .send_modify(|state| state.initialized = true);
                     self.start_listening().await;
                 }
             }
@@ -506,15 +373,28 @@ impl Session {
                 self.on_unreadable(frame, reason, id).await;
                 Step::Continue
             }
-            Some(UpstreamEvent::Exited(report)) => {
-                Step::Exit(self.upstream_exited(Some(report)).await)
+            Some(UpstreamEvent::RequestFailed { id, failure }) => {
+                self.on_request_failed(id, failure).await;
+                Step::Continue
             }
+            Some(UpstreamEvent::AskClient(question)) => {
+                self.ask_client(question).await;
+                Step::Continue
+            }
+            Some(UpstreamEvent::Ended(end)) => self.link_ended(end).await,
             Some(UpstreamEvent::LargeResult { id, seen }) => {
                 self.release_kept_request(id);
                 let _ = seen.send(());
                 Step::Continue
             }
-            None => Step::Exit(self.upstream_exited(None).await),
+            // A link that goes without its last event ends like one that stops.
+            None => {
+                let end = LinkEnd {
+                    detail: "the upstream link closed".into(),
+                    ends_session: true,
+                };
+                self.link_ended(end).await
+            }
         }
     }
 
@@ -547,6 +427,15 @@ impl Session {
         self.out
             .send(frame::error_frame(id, error.to_object()))
             .await;
+    }
+
+    /// What the link gets at connect.
+    fn link_context(&self) -> LinkContext {
+        LinkContext {
+            tasks: self.tasks.clone(),
+            stop: self.stop.clone(),
+            client: self.client_state.subscribe(),
+        }
     }
 
     /// A cancellation for the upstream request `upstream_id`.

@@ -60,8 +60,9 @@ impl Session {
             return true;
         };
         log_round(&key, upstream_id, request, "result");
-        if let ShallowShape::Invalid(detail) = shape {
-            self.fail_invalid_result(&key, "tools/call", &detail).await;
+        if let ShallowShape::Invalid(error) = shape {
+            self.fail_invalid_result(&key, "tools/call", &error.to_string())
+                .await;
         } else if let Some(request) = self.end_request(&key, "the request ended").await {
             let mut frame = Vec::with_capacity(line.len());
             encode_result_line(&request.id, &result, &mut frame);

@@ -8,7 +8,7 @@
 
 use super::Session;
 use super::forward::invalid_response;
-use super::table::{ClientRound, InFlight, Pending, PendingInput, RoundPhase};
+use super::table::{BridgeRequest, ClientRound, InFlight, Pending, PendingInput, RoundPhase};
 use crate::log::BRIDGE;
 use crate::rules::errors;
 use crate::rules::input::{
@@ -44,7 +44,7 @@ impl Session {
             );
             let error =
                 BridgeError::with_detail(Cause::TooManyRounds, format!("{} rounds", request.round));
-            return self.finish(&key, Err(error.to_object())).await;
+            return self.fail_request(&key, error).await;
         }
         let inputs = self
             .client
@@ -71,7 +71,7 @@ impl Session {
                     RoundError::Invalid { .. } => Cause::InvalidInputRequest,
                 };
                 let error = BridgeError::with_detail(cause, detail);
-                return self.finish(&key, Err(error.to_object())).await;
+                return self.fail_request(&key, error).await;
             }
         };
         // O1: a URL step that this round does not ask for again is over.
@@ -132,7 +132,9 @@ impl Session {
                             params,
                         ))
                         .await;
-                    self.table.bridge.insert(bridge_id.clone(), key.clone());
+                    self.table
+                        .bridge
+                        .insert(bridge_id.clone(), BridgeRequest::Input(key.clone()));
                     round.pending.insert(
                         bridge_id,
                         PendingInput {
@@ -168,8 +170,14 @@ impl Session {
     /// VS Code answered a request of the bridge.
     pub(super) async fn on_client_answer(&mut self, response: Response) {
         let Response { id, outcome } = response;
-        let Some((bridge_id, key)) = self.pending_bridge_request(&id) else {
-            return;
+        let (bridge_id, key) = match self.take_bridge_request(&id) {
+            Some((bridge_id, BridgeRequest::Input(key))) => (bridge_id, key),
+            Some((bridge_id, BridgeRequest::Link(answer))) => {
+                tracing::debug!(target: BRIDGE, "the client answered the request \"{bridge_id}\" of the upstream link");
+                let _ = answer.send(outcome);
+                return;
+            }
+            None => return,
         };
         let Some(request) = self.table.client.get_mut(&key) else {
             return;
@@ -237,7 +245,7 @@ impl Session {
                     let error = errors::client_error(error).unwrap_or_else(|| {
                         invalid_response("the error of the client is not valid JSON-RPC")
                     });
-                    return self.finish(&key, Err(error)).await;
+                    return self.finish(&key, Outcome::Error(error)).await;
                 }
             },
         }
@@ -249,8 +257,11 @@ impl Session {
     /// A line of VS Code that is not valid but carries the id of a request of the
     /// bridge: that answer is not usable, and the request it serves fails.
     pub(super) async fn on_broken_answer(&mut self, id: &Value) -> bool {
-        let Some((bridge_id, key)) = self.pending_bridge_request(id) else {
-            return false;
+        let (bridge_id, key) = match self.take_bridge_request(id) {
+            Some((bridge_id, BridgeRequest::Input(key))) => (bridge_id, key),
+            // The link sees its question end without an answer.
+            Some((_, BridgeRequest::Link(_))) => return true,
+            None => return false,
         };
         // The broken line answered its request: it is no longer pending.
         if let Some(RoundPhase::Client(round)) =
@@ -270,14 +281,12 @@ impl Session {
         true
     }
 
-    /// The bridge request that `id` answers, taken out of the table; `None` (with a
-    /// debug line) for an unknown, late, numeric or null id.
-    fn pending_bridge_request(&mut self, id: &Value) -> Option<(String, IdKey)> {
+    /// The request of the bridge that `id` answers, taken out of the table; `None`
+    /// (with a debug line) for an unknown, late, numeric or null id.
+    fn take_bridge_request(&mut self, id: &Value) -> Option<(String, BridgeRequest)> {
         let found = id.as_str().and_then(|bridge_id| {
-            self.table
-                .bridge
-                .remove(bridge_id)
-                .map(|key| (bridge_id.to_owned(), key))
+            let owner = self.table.bridge.remove(bridge_id)?;
+            Some((bridge_id.to_owned(), owner))
         });
         if found.is_none() {
             tracing::debug!(
@@ -288,13 +297,51 @@ impl Session {
         found
     }
 
+    /// A question of the link for VS Code, which serves no request of VS Code:
+    /// it goes out as a `b-N` request, and its answer goes back to the link.
+    pub(super) async fn ask_client(&mut self, question: crate::upstream::ClientQuestion) {
+        let bridge_id = self.next_bridge_id();
+        tracing::debug!(
+            target: BRIDGE,
+            "the upstream link: sent {} to the client as request \"{bridge_id}\"",
+            question.method
+        );
+        self.out
+            .send(frame::request_frame(
+                bridge_id.clone().into(),
+                &question.method,
+                question.params,
+            ))
+            .await;
+        self.table
+            .bridge
+            .insert(bridge_id, BridgeRequest::Link(question.answer));
+    }
+
+    /// The questions of the link end without an answer (the end of stdin): VS Code
+    /// learns it, and the link sees its channel closed.
+    pub(super) async fn cancel_link_questions(&mut self, reason: &str) {
+        let mut questions: Vec<String> = self
+            .table
+            .bridge
+            .iter()
+            .filter(|(_, owner)| matches!(owner, BridgeRequest::Link(_)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        questions.sort_by_key(|id| bridge_number(id));
+        for bridge_id in questions {
+            self.table.bridge.remove(&bridge_id);
+            self.cancel_client_request(&bridge_id, reason).await;
+        }
+    }
+
     async fn fail_input(&mut self, key: &IdKey, method: &str, cause: Cause, detail: String) {
         tracing::warn!(
             target: BRIDGE,
             "request {key} ({method}): the input requests of the upstream server failed: {detail}"
         );
         let error = BridgeError::with_detail(cause, detail);
-        self.finish(key, Err(error.to_object())).await;
+        self.fail_request(key, error).await;
     }
 
     /// All answers are in: the original request goes upstream again with a new id,
@@ -350,13 +397,13 @@ impl Session {
         &mut self,
         key: &IdKey,
         reason: &str,
-        reply: Option<Result<Value, Value>>,
+        reply: Option<Outcome>,
     ) -> Option<InFlight> {
         let request = self.end_request(key, reason).await?;
         if let Some(reply) = reply {
             let frame = match reply {
-                Ok(result) => frame::result_frame(request.id.clone(), result),
-                Err(error) => frame::error_frame(request.id.clone(), error),
+                Outcome::Result(result) => frame::result_frame(request.id.clone(), result),
+                Outcome::Error(error) => frame::error_frame(request.id.clone(), error),
             };
             self.out.send(frame).await;
         }
@@ -374,11 +421,7 @@ impl Session {
             .await;
         if let RoundPhase::Client(round) = &request.phase {
             let mut bridge_ids: Vec<_> = round.pending.keys().cloned().collect();
-            bridge_ids.sort_by_key(|id| {
-                id.trim_start_matches("b-")
-                    .parse::<u64>()
-                    .unwrap_or(u64::MAX)
-            });
+            bridge_ids.sort_by_key(|id| bridge_number(id));
             for bridge_id in bridge_ids {
                 self.cancel_client_request(&bridge_id, reason).await;
             }
@@ -417,4 +460,11 @@ impl Session {
         self.next_bridge_id += 1;
         format!("b-{}", self.next_bridge_id)
     }
+}
+
+/// The number of a request id `b-N`, for a stable order of cancellations.
+fn bridge_number(id: &str) -> u64 {
+    id.trim_start_matches("b-")
+        .parse::<u64>()
+        .unwrap_or(u64::MAX)
 }

@@ -2,11 +2,11 @@
 //! the end of the upstream ("When the upstream server stops").
 
 use super::table::RoundPhase;
-use super::{Exit, Phase, Session};
-use crate::log::{BRIDGE, MCP_STDIO};
-use crate::upstream::ExitReport;
+use super::{Exit, Phase, Session, Step};
+use crate::log::BRIDGE;
+use crate::upstream::LinkEnd;
 use crate::wire::error::{BridgeError, Cause};
-use crate::wire::frame;
+use crate::wire::frame::{self, Outcome};
 
 impl Session {
     /// The end of stdin: every request in flight is cancelled without a response,
@@ -22,6 +22,8 @@ impl Session {
             }
         }
         self.stop_listening().await;
+        self.cancel_link_questions("the bridge stops at the end of its input")
+            .await;
         if let Phase::Initializing { discover_id, .. } = self.phase {
             self.cancel_upstream(discover_id, "The client closed the connection.");
         }
@@ -40,38 +42,48 @@ impl Session {
         Exit::EndOfInput
     }
 
-    /// The upstream stopped while stdin is open: the error lines, `upstream_exited`
-    /// for every request in flight, and exit code 1. The bridge never starts the
-    /// upstream again; VS Code starts the bridge again at the next tool call.
-    pub(super) async fn upstream_exited(&mut self, report: Option<ExitReport>) -> Exit {
-        let report = report.unwrap_or_else(|| ExitReport::Unknown("the link closed".into()));
-        tracing::warn!(target: MCP_STDIO, "stdio server exited ({}); no restart is left", report.short());
-        tracing::error!(target: BRIDGE, "the upstream server exited with {report}");
-        let error = BridgeError::with_detail(
-            Cause::UpstreamExited,
-            format!("the upstream server exited with {report}"),
-        );
-        if let Phase::Initializing { client_id, .. } =
-            std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
+    /// The link ended while stdin is open. When the session ends with it (a stdio
+    /// upstream stopped): the error line, `upstream_exited` for every request in
+    /// flight, and exit code 1; the bridge never starts the upstream again, and VS
+    /// Code starts the bridge again at the next tool call. Otherwise the requests in
+    /// flight fail, and the next ones get `not_connected`.
+    pub(super) async fn link_ended(&mut self, end: LinkEnd) -> Step {
+        let cause = if end.ends_session {
+            tracing::error!(target: BRIDGE, "{}", end.detail);
+            Cause::UpstreamExited
+        } else {
+            tracing::warn!(target: BRIDGE, "{}", end.detail);
+            Cause::TransportFailed
+        };
+        let error = BridgeError::with_detail(cause, end.detail);
+        if matches!(self.phase, Phase::Initializing { .. })
+            && let Phase::Initializing { client_id, .. } =
+                std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
         {
+            self.client = None;
             self.out
                 .send(frame::error_frame(client_id, error.to_object()))
                 .await;
         }
+        let reason = if end.ends_session {
+            "the upstream server stopped"
+        } else {
+            "the connection to the upstream server ended"
+        };
         for key in self.keys_in_flight() {
-            self.close_request(
-                &key,
-                "the upstream server stopped",
-                Some(Err(error.to_object())),
-            )
-            .await;
+            self.close_request(&key, reason, Some(Outcome::Error(error.to_object())))
+                .await;
+        }
+        if !end.ends_session {
+            self.disconnect();
+            return Step::Continue;
         }
         if let Some(connected) = self.upstream.take() {
             let control = connected.control.clone();
             drop(connected);
             control.shutdown(self.limits.shutdown_grace).await;
         }
-        Exit::Failure
+        Step::Exit(Exit::Failure)
     }
 
     /// The requests in flight, oldest id first, so that the frames come in a

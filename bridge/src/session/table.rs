@@ -116,8 +116,18 @@ pub(crate) struct Table {
     pub upstream: IdMap<u64, Pending>,
     /// The bridge's progress tokens upstream, by the request of VS Code they serve.
     pub progress: IdMap<u64, IdKey>,
-    /// The bridge's requests to VS Code (`b-N`), by the request of VS Code they serve.
-    pub bridge: IdMap<String, IdKey>,
+    /// The bridge's requests to VS Code (`b-N`), by what they serve.
+    pub bridge: IdMap<String, BridgeRequest>,
+}
+
+/// What a request of the bridge to VS Code serves.
+#[derive(Debug)]
+pub(crate) enum BridgeRequest {
+    /// An input request of a round of this request of VS Code (M2).
+    Input(IdKey),
+    /// A question of the upstream link that serves no request of VS Code (the URL
+    /// elicitation of a sign-in, M4); the answer goes back on the channel.
+    Link(tokio::sync::oneshot::Sender<crate::wire::frame::Outcome>),
 }
 
 impl Table {

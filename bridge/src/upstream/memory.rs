@@ -4,12 +4,16 @@
 //! sends, and a sender for what the server answers. Tests script upstreams with it,
 //! and a server embedded in the same executable (M5) serves the bridge through it.
 
+use super::stdio::{ExitReport, exit_event};
 use super::{
-    ConnectError, Connector, ExitReport, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink,
+    ClientQuestion, ClientState, ConnectError, Connector, LinkContext, LinkEnd, Outgoing,
+    RequestFailure, UpstreamControl, UpstreamEvent, UpstreamLink,
 };
+use crate::wire::frame::Outcome;
+use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::timeout;
 
 /// The server side of one connection.
@@ -19,15 +23,48 @@ pub struct MemoryPeer {
     pub frames: mpsc::UnboundedReceiver<Outgoing>,
     /// What the server sends to the bridge, in order.
     pub events: mpsc::Sender<UpstreamEvent>,
+    /// VS Code's side, as the session tells it.
+    pub client: watch::Receiver<ClientState>,
     stopped: watch::Sender<bool>,
     killed: watch::Receiver<bool>,
 }
 
 impl MemoryPeer {
-    /// The server ends like a process that exits: a last event, then nothing.
+    /// The server ends like a process that exits: its line, a last event, then
+    /// nothing.
     pub async fn exit(self, report: ExitReport) {
-        let _ = self.events.send(UpstreamEvent::Exited(report)).await;
+        let _ = self.events.send(exit_event(&report)).await;
         self.stopped.send_replace(true);
+    }
+
+    /// The link ends, and says whether the session ends with it.
+    pub async fn end(self, end: LinkEnd) {
+        let _ = self.events.send(UpstreamEvent::Ended(end)).await;
+        self.stopped.send_replace(true);
+    }
+
+    /// The request `id` fails in the link; the link stays usable.
+    pub async fn fail(&self, id: u64, failure: RequestFailure) {
+        let _ = self
+            .events
+            .send(UpstreamEvent::RequestFailed { id, failure })
+            .await;
+    }
+
+    /// Asks VS Code through the session, for no request of VS Code; `None` when
+    /// the question ended without an answer.
+    pub async fn ask_client(&self, method: &str, params: Map<String, Value>) -> Option<Outcome> {
+        let (answer, answered) = oneshot::channel();
+        let question = ClientQuestion {
+            method: method.to_owned(),
+            params,
+            answer,
+        };
+        self.events
+            .send(UpstreamEvent::AskClient(question))
+            .await
+            .ok()?;
+        answered.await.ok()
     }
 
     /// Resolves when the bridge asks the server to stop at once.
@@ -70,9 +107,8 @@ impl MemoryConnector {
     }
 }
 
-#[async_trait::async_trait]
 impl Connector for MemoryConnector {
-    async fn connect(&self) -> Result<UpstreamLink, ConnectError> {
+    fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
         if let Some(error) = self.refuse.lock().ok().and_then(|refuse| refuse.clone()) {
             return Err(ConnectError::Spawn(error));
         }
@@ -83,6 +119,7 @@ impl Connector for MemoryConnector {
         let peer = MemoryPeer {
             frames,
             events: events_sender,
+            client: context.client,
             stopped,
             killed,
         };

@@ -3,16 +3,19 @@
 //! The session talks to every upstream through an [`UpstreamLink`]: it sends
 //! [`Outgoing`] frames, receives [`UpstreamEvent`]s in the order the upstream wrote
 //! them, and stops the upstream through [`UpstreamControl`]. A [`Connector`] makes
-//! the link. There are three kinds of upstream: a child process over stdio (here),
-//! a server at a URL over Streamable HTTP, and a server in the same process; the
-//! session never knows which one it talks to.
+//! the link. There are three kinds of upstream: a child process over stdio
+//! ([`stdio`]), a server at a URL over Streamable HTTP (M4), and a server in the
+//! same process ([`memory`]); the session never knows which one it talks to, and
+//! no event speaks of a process: a link reports a failed request, a question for
+//! VS Code, or its end and whether the session ends with it.
 
 pub mod memory;
 pub mod stdio;
 
 use crate::rules::meta::RequestMeta;
 use crate::wire::codec::{self, Line, ParseFailure};
-use crate::wire::frame::{LineFailure, Message};
+use crate::wire::error::{BridgeError, Cause};
+use crate::wire::frame::{LineFailure, Message, Outcome};
 use crate::wire::shallow::{ShallowObject, write_json_string};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -20,7 +23,9 @@ use std::fmt;
 use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// A frame for the upstream server.
 #[derive(Debug)]
@@ -102,49 +107,125 @@ pub enum UpstreamEvent {
         reason: String,
         id: Option<Value>,
     },
-    /// The upstream stopped (stdio: the process exited). No event follows.
-    Exited(ExitReport),
+    /// The upstream request `id` failed in the link (an HTTP status, a refused
+    /// connection, a broken stream); the upstream stays usable for the others.
+    RequestFailed { id: u64, failure: RequestFailure },
+    /// The link needs VS Code for something that serves no request of VS Code
+    /// (the URL elicitation of a sign-in, M4): the session sends it as a `b-N`
+    /// request and hands the answer back on the question's channel.
+    AskClient(ClientQuestion),
+    /// The link ended. No event follows.
+    Ended(LinkEnd),
     /// A complete result of at least [`LARGE_RESULT_BYTES`] for the request `id`
     /// comes next. The session lets go of what only another round of input would
     /// need, then answers on `seen`; the link parses the result after that, so that
     /// a large request and its large result are never in memory together.
-    LargeResult {
-        id: u64,
-        seen: tokio::sync::oneshot::Sender<()>,
-    },
+    LargeResult { id: u64, seen: oneshot::Sender<()> },
 }
 
 /// The size from which a complete result is announced with [`UpstreamEvent::LargeResult`].
 pub const LARGE_RESULT_BYTES: usize = 1 << 20;
 
-/// How the upstream process ended.
+/// How a link ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitReport {
-    Code(i32),
-    Signal(i32),
-    /// The exit status could not be read.
-    Unknown(String),
+pub struct LinkEnd {
+    /// What happened, for the bridge's line and the `data.detail` of the requests
+    /// in flight: "the upstream server exited with code 3".
+    pub detail: String,
+    /// Whether the session ends with the link (exit code 1, "When the upstream
+    /// server stops"). A link that ends without ending the session fails the
+    /// requests in flight, and the next requests get `not_connected`.
+    pub ends_session: bool,
 }
 
-impl ExitReport {
-    /// `exit code 3`, `signal 9`: the form of the `mcp_stdio` line.
-    pub fn short(&self) -> String {
+/// Why one upstream request failed in the link. Each kind maps to one cause in
+/// [`RequestFailure::cause`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestFailure {
+    /// The request did not reach the upstream, or its answer did not come back: a
+    /// refused connection, a TLS failure, a stream that broke.
+    Transport(String),
+    /// The upstream, or a proxy, answered with an HTTP status and no JSON-RPC answer.
+    Status { status: u16, detail: String },
+    /// The answer came but cannot be read: not JSON, or longer than the limit.
+    Unreadable(String),
+}
+
+impl RequestFailure {
+    /// The cause that VS Code gets in `data.cause`.
+    pub fn cause(&self) -> Cause {
         match self {
-            Self::Code(code) => format!("exit code {code}"),
-            Self::Signal(signal) => format!("signal {signal}"),
-            Self::Unknown(error) => format!("unknown status: {error}"),
+            Self::Transport(_) | Self::Status { .. } => Cause::TransportFailed,
+            Self::Unreadable(_) => Cause::InvalidResponse,
+        }
+    }
+
+    /// The HTTP status, where there is one.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            Self::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The error that VS Code gets for the request.
+    pub fn to_error(&self) -> BridgeError {
+        BridgeError::with_detail(self.cause(), self.to_string())
+    }
+}
+
+/// `connection refused`, or `Not Found (HTTP status 404)`: the form of the lines.
+impl fmt::Display for RequestFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Transport(detail) | Self::Unreadable(detail) => f.write_str(detail),
+            Self::Status { status, detail } => write!(f, "{detail} (HTTP status {status})"),
         }
     }
 }
 
-/// `code 3` or `signal 9`: the form of the bridge's error line
-/// ("the upstream server exited with code 3").
-impl fmt::Display for ExitReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Code(code) => write!(f, "code {code}"),
-            Self::Signal(signal) => write!(f, "signal {signal}"),
-            Self::Unknown(error) => write!(f, "an unknown status ({error})"),
+/// A request of the link to VS Code.
+#[derive(Debug)]
+pub struct ClientQuestion {
+    /// `elicitation/create`, for example.
+    pub method: String,
+    pub params: Map<String, Value>,
+    /// VS Code's result or error object. Dropped without an answer when the
+    /// request ends without one (the end of stdin, or a cancellation).
+    pub answer: oneshot::Sender<Outcome>,
+}
+
+/// What the link may need to know of VS Code's side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientState {
+    /// VS Code sent `notifications/initialized`: from then on a question to the
+    /// user is a URL elicitation, never a browser that the bridge opens (M4).
+    pub initialized: bool,
+    /// VS Code declared URL elicitation at initialize.
+    pub url_elicitation: bool,
+}
+
+/// What a link gets from the session at connect.
+#[derive(Debug, Clone)]
+pub struct LinkContext {
+    /// Every task of the link is spawned here, so that the bridge can wait for
+    /// them and none is left detached.
+    pub tasks: TaskTracker,
+    /// Fires when the bridge stops at once (the watchdog, an internal error, the
+    /// end of the session): the link's tasks end without their polite steps.
+    pub stop: CancellationToken,
+    /// VS Code's side, as the session sees it.
+    pub client: watch::Receiver<ClientState>,
+}
+
+impl LinkContext {
+    /// A context of its own, for a link outside a session (tests, tools).
+    pub fn detached() -> Self {
+        Self {
+            tasks: TaskTracker::new(),
+            stop: CancellationToken::new(),
+            client: watch::channel(ClientState::default()).1,
         }
     }
 }
@@ -154,7 +235,8 @@ impl fmt::Display for ExitReport {
 pub trait UpstreamControl: Send + Sync + fmt::Debug {
     /// Stops the upstream politely once the session has dropped its sender (which
     /// ends the upstream's input): waits `grace`, then a termination signal, then,
-    /// after one more `grace`, a kill. Returns when the upstream is gone.
+    /// after one more `grace`, a kill. Returns when the upstream is gone. A link
+    /// without a process (HTTP, in-process) closes its connections here.
     async fn shutdown(&self, grace: Duration);
 
     /// Stops the upstream at once (the watchdog, an internal error).
@@ -169,20 +251,80 @@ pub struct UpstreamLink {
     pub control: Arc<dyn UpstreamControl>,
 }
 
-/// Why the upstream could not be reached.
+/// Why the upstream could not be reached. [`ConnectError::cause`] and
+/// [`ConnectError::log_line`] are the one place that maps each to what VS Code
+/// and the Output channel get.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnectError {
-    /// The command did not start (the `spawn_failed` cause).
+    /// The command did not start.
     #[error("{0}")]
     Spawn(String),
+    /// No connection to the upstream's host (a refused connection, a proxy that
+    /// failed, a name that does not resolve).
+    #[error("{0}")]
+    Connect(String),
+    /// The TLS handshake failed (an unknown CA, an expired certificate, a wrong host).
+    #[error("{0}")]
+    Tls(String),
+    /// The link cannot be made from its configuration (the URL, a proxy variable,
+    /// the CA certificates).
+    #[error("{0}")]
+    Configuration(String),
+}
+
+impl ConnectError {
+    /// The cause of the initialize error.
+    pub fn cause(&self) -> Cause {
+        match self {
+            Self::Spawn(_) => Cause::SpawnFailed,
+            Self::Connect(_) | Self::Tls(_) => Cause::TransportFailed,
+            Self::Configuration(_) => Cause::NotConnected,
+        }
+    }
+
+    /// The warning line of the Output channel (without its prefix).
+    pub fn log_line(&self) -> String {
+        match self {
+            Self::Spawn(error) => format!("cannot start the upstream command: {error}"),
+            // Reaching the upstream is the first step of server/discover.
+            Self::Connect(error) | Self::Tls(error) => format!("server/discover failed: {error}"),
+            Self::Configuration(error) => {
+                format!("cannot make the HTTP client for the upstream server: {error}")
+            }
+        }
+    }
+
+    /// The error that VS Code gets for initialize.
+    pub fn to_error(&self) -> BridgeError {
+        BridgeError::with_detail(self.cause(), self.to_string())
+    }
 }
 
 /// Makes the link to the upstream, at the first `initialize` (and again after a
 /// failed one).
-#[async_trait::async_trait]
+///
+/// `connect` returns at once: it may check its configuration and start a process,
+/// but every slow step (a TCP or TLS connection, a sign-in that waits for the
+/// browser) runs in the link's own tasks, spawned on [`LinkContext::tasks`], and
+/// reports through the link's events. So the session answers `ping`,
+/// `logging/setLevel` and `server/discover` at once while an upstream connects
+/// (R2, C1).
+///
+/// The session sends every request as an [`Outgoing`] frame and expects, for each
+/// request id, exactly one of: a response ([`UpstreamEvent::Message`] or
+/// [`UpstreamEvent::Line`]), an [`UpstreamEvent::Unreadable`] naming the id, or an
+/// [`UpstreamEvent::RequestFailed`]. A `notifications/cancelled` for a request
+/// means the session no longer waits for it: a link over HTTP closes that
+/// request's response stream. An HTTP link sends each request as a POST, turns an
+/// SSE event or a JSON body into a message event, a status into `RequestFailed`,
+/// and never sends [`UpstreamEvent::Ended`] with `ends_session` (an upstream at a
+/// URL never stops the bridge). A link that needs VS Code (the URL elicitation of
+/// a sign-in after `notifications/initialized`) sends
+/// [`UpstreamEvent::AskClient`], and reads [`LinkContext::client`] to know whether
+/// it may.
 pub trait Connector: Send + Sync {
-    async fn connect(&self) -> Result<UpstreamLink, ConnectError>;
+    fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError>;
 }
 
 /// The event for one upstream line; `None` for a blank line.

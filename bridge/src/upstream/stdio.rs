@@ -4,14 +4,17 @@
 //! starts too. Its stderr is the bridge's stderr: VS Code shows both in the Output
 //! channel. Three tasks serve the link: one writes frames to the child's stdin, one
 //! reads its stdout, and one waits for its exit and reports it after the last frame.
+//! The exit of the child ends the session ("When the upstream server stops"); the
+//! lines about the child (the `mcp_stdio` scope) are written here.
 
 use super::{
-    ConnectError, Connector, ExitReport, LARGE_RESULT_BYTES, Outgoing, UpstreamControl,
+    ConnectError, Connector, LARGE_RESULT_BYTES, LinkContext, LinkEnd, Outgoing, UpstreamControl,
     UpstreamEvent, UpstreamLink, event_of_line,
 };
-use crate::log::BRIDGE;
+use crate::log::{BRIDGE, MCP_STDIO};
 use crate::wire::codec::{Line, LineReader, LineWriter};
 use std::ffi::OsString;
+use std::fmt;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,9 +39,8 @@ pub struct StdioConnector {
     pub grace: Duration,
 }
 
-#[async_trait::async_trait]
 impl Connector for StdioConnector {
-    async fn connect(&self) -> Result<UpstreamLink, ConnectError> {
+    fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
         let mut command = Command::new(&self.program);
         command
             .args(&self.args)
@@ -60,13 +62,14 @@ impl Connector for StdioConnector {
         let (sender, frames) = mpsc::unbounded_channel();
         let (event_sender, events) = mpsc::channel(256);
         let (exit_sender, exited) = watch::channel(None);
-        tokio::spawn(write_frames(stdin, frames));
-        let reader = tokio::spawn(read_frames(
+        let tasks = &context.tasks;
+        tasks.spawn(write_frames(stdin, frames));
+        let reader = tasks.spawn(read_frames(
             stdout,
             event_sender.clone(),
             self.max_line_bytes,
         ));
-        tokio::spawn(supervise(
+        tasks.spawn(supervise(
             child,
             reader,
             event_sender,
@@ -187,7 +190,49 @@ async fn supervise(
     group.forget();
     let report = report_of(status);
     exited.send_replace(Some(report.clone()));
-    let _ = events.send(UpstreamEvent::Exited(report)).await;
+    let _ = events.send(exit_event(&report)).await;
+}
+
+/// How the upstream process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitReport {
+    Code(i32),
+    Signal(i32),
+    /// The exit status could not be read.
+    Unknown(String),
+}
+
+impl ExitReport {
+    /// `exit code 3`, `signal 9`: the form of the `mcp_stdio` line.
+    pub fn short(&self) -> String {
+        match self {
+            Self::Code(code) => format!("exit code {code}"),
+            Self::Signal(signal) => format!("signal {signal}"),
+            Self::Unknown(error) => format!("unknown status: {error}"),
+        }
+    }
+}
+
+/// `code 3` or `signal 9`: the form of the bridge's error line
+/// ("the upstream server exited with code 3").
+impl fmt::Display for ExitReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Code(code) => write!(f, "code {code}"),
+            Self::Signal(signal) => write!(f, "signal {signal}"),
+            Self::Unknown(error) => write!(f, "an unknown status ({error})"),
+        }
+    }
+}
+
+/// The last event of a process that exited: its `mcp_stdio` line now, and an end
+/// that ends the session (the bridge never starts the upstream again).
+pub fn exit_event(report: &ExitReport) -> UpstreamEvent {
+    tracing::warn!(target: MCP_STDIO, "stdio server exited ({}); no restart is left", report.short());
+    UpstreamEvent::Ended(LinkEnd {
+        detail: format!("the upstream server exited with {report}"),
+        ends_session: true,
+    })
 }
 
 fn report_of(status: std::io::Result<ExitStatus>) -> ExitReport {

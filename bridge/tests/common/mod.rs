@@ -5,7 +5,8 @@
 use mcp_bridge_vscode::config::{Config, Limits, UpstreamTarget};
 use mcp_bridge_vscode::log::{LineFormat, LogLevel};
 use mcp_bridge_vscode::upstream::memory::{MemoryConnector, MemoryPeer};
-use mcp_bridge_vscode::upstream::{ExitReport, Outgoing, UpstreamEvent};
+use mcp_bridge_vscode::upstream::stdio::ExitReport;
+use mcp_bridge_vscode::upstream::{LinkEnd, Outgoing, UpstreamEvent};
 use mcp_bridge_vscode::wire::frame::Message;
 use mcp_bridge_vscode::{Exit, serve};
 use serde_json::{Value, json};
@@ -237,8 +238,17 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    fn peer(&mut self) -> &mut MemoryPeer {
+    pub fn peer(&mut self) -> &mut MemoryPeer {
         self.peer.as_mut().expect("the upstream is gone")
+    }
+
+    /// The link ends, as a link without a process ends.
+    pub async fn end(&mut self, end: LinkEnd) {
+        self.peer
+            .take()
+            .expect("the upstream is gone")
+            .end(end)
+            .await;
     }
 
     /// The next frame from the bridge, as JSON.

@@ -1,0 +1,198 @@
+//! The tasks of one connection with VS Code, and the watchdog.
+//!
+//! [`Serve`] wires the stdin reader, the stdout writer and the session together
+//! under one [`TaskTracker`] and one [`CancellationToken`]: the upstream link
+//! spawns its tasks there too, and when the session ends, or the watchdog fires,
+//! the token stops every task that is left. No task is detached.
+
+use crate::client::{self, ClientSink};
+use crate::config::Config;
+use crate::log::VSCODE;
+use crate::session::Session;
+use crate::upstream::{Connector, UpstreamControl};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The end of stdin (also when the watchdog stopped the bridge): exit code 0.
+    EndOfInput,
+    /// The upstream command stopped, or an internal error: exit code 1.
+    Failure,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Self::EndOfInput => 0,
+            Self::Failure => 1,
+        }
+    }
+}
+
+/// The upstream of the moment, for the watchdog, which must stop it even when the
+/// session task is stuck.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct UpstreamSlot(Arc<Mutex<Option<Arc<dyn UpstreamControl>>>>);
+
+impl UpstreamSlot {
+    pub(crate) fn set(&self, control: Arc<dyn UpstreamControl>) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(control);
+        }
+    }
+
+    fn kill_now(&self) {
+        if let Ok(slot) = self.0.lock()
+            && let Some(control) = slot.as_ref()
+        {
+            control.kill_now();
+        }
+    }
+}
+
+/// Serves VS Code on `input` and `output` (stdin and stdout in the executable) until
+/// the end of input or the end of the upstream.
+pub async fn serve<R, W>(
+    config: &Config,
+    connector: Arc<dyn Connector>,
+    input: R,
+    output: W,
+) -> Exit
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    Serve::new(config, connector).run(input, output).await
+}
+
+/// How to serve one connection: the configuration, the upstream, and the hooks of
+/// the executable around it (an embedding sets its own).
+pub struct Serve<'a> {
+    config: &'a Config,
+    connector: Arc<dyn Connector>,
+    input_hangup: Pin<Box<dyn Future<Output = ()> + Send>>,
+    on_end_of_input: Box<dyn FnOnce() + Send>,
+}
+
+impl<'a> Serve<'a> {
+    pub fn new(config: &'a Config, connector: Arc<dyn Connector>) -> Self {
+        Self {
+            config,
+            connector,
+            input_hangup: Box::pin(std::future::pending()),
+            on_end_of_input: Box::new(|| {}),
+        }
+    }
+
+    /// Resolves when the writer of the input has closed it, before its last lines
+    /// are read (the end of a pipe): the end of input is seen even while the
+    /// session takes no lines.
+    pub fn input_hangup(mut self, hangup: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.input_hangup = Box::pin(hangup);
+        self
+    }
+
+    /// Runs as soon as the input ends or hangs up, outside the session: the
+    /// executable arms its last-resort watchdog there.
+    pub fn on_end_of_input(mut self, action: impl FnOnce() + Send + 'static) -> Self {
+        self.on_end_of_input = Box::new(action);
+        self
+    }
+
+    /// Serves VS Code on `input` and `output` until the end of input or the end of
+    /// the upstream.
+    pub async fn run<R, W>(self, input: R, output: W) -> Exit
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let Self {
+            config,
+            connector,
+            input_hangup,
+            on_end_of_input,
+        } = self;
+        let tasks = TaskTracker::new();
+        let stop = CancellationToken::new();
+        let (client_sender, client_events) = mpsc::channel(1024);
+        let (sink, frames) = ClientSink::new(1024);
+        let end_of_input = Arc::new(Notify::new());
+        let end = end_of_input.clone();
+        let reader = client::read_client(
+            input,
+            config.max_line_bytes,
+            client_sender,
+            input_hangup,
+            move || {
+                end.notify_one();
+                on_end_of_input();
+            },
+        );
+        tasks.spawn(stop.clone().run_until_cancelled_owned(reader));
+        let writer = tasks.spawn(client::write_client(output, frames));
+        let slot = UpstreamSlot::default();
+        let session = Session::new(
+            config,
+            connector,
+            sink,
+            slot.clone(),
+            tasks.clone(),
+            stop.clone(),
+        );
+        let mut session = tasks.spawn(session.run(client_events));
+        tasks.close();
+
+        let watchdog_limit = config.limits.watchdog;
+        let watchdog = async {
+            end_of_input.notified().await;
+            tokio::time::sleep(watchdog_limit).await;
+        };
+        tokio::pin!(watchdog);
+        let exit = tokio::select! {
+            outcome = &mut session => match outcome {
+                Ok(exit) => {
+                    // The session dropped its sink: the writer ends after the last frame.
+                    tokio::select! {
+                        _ = writer => {}
+                        _ = &mut watchdog => fire_watchdog(watchdog_limit, &slot),
+                    }
+                    exit
+                }
+                Err(error) => {
+                    tracing::error!(target: VSCODE, "the bridge stopped because of an internal error: {error}");
+                    slot.kill_now();
+                    Exit::Failure
+                }
+            },
+            _ = &mut watchdog => {
+                fire_watchdog(watchdog_limit, &slot);
+                session.abort();
+                Exit::EndOfInput
+            }
+        };
+        // Whatever is left (the stdin reader, the link's tasks) stops now.
+        stop.cancel();
+        exit
+    }
+}
+
+fn fire_watchdog(limit: Duration, slot: &UpstreamSlot) {
+    tracing::warn!(target: VSCODE, "{}", watchdog_line(limit));
+    slot.kill_now();
+}
+
+/// The text of the watchdog's warning line.
+pub fn watchdog_line(limit: Duration) -> String {
+    format!(
+        "the bridge did not stop in {} s after the end of stdin, thus it stops now",
+        limit.as_secs()
+    )
+}

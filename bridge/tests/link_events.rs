@@ -1,0 +1,277 @@
+//! What any upstream link can report, whatever carries it (a process, a URL, a
+//! server in the same process): a failed request, a question for VS Code, its end,
+//! and what it learns of VS Code's side.
+
+mod common;
+
+use common::{Bridge, Upstream, WAIT, vscode_initialize};
+use mcp_bridge_vscode::Exit;
+use mcp_bridge_vscode::upstream::{
+    ClientQuestion, ClientState, LinkEnd, RequestFailure, UpstreamEvent,
+};
+use mcp_bridge_vscode::wire::frame::Outcome;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::time::timeout;
+
+async fn ready() -> (Bridge, Upstream) {
+    let mut bridge = Bridge::start();
+    let (_, upstream) = bridge.initialize(json!({"tools":{}})).await;
+    (bridge, upstream)
+}
+
+fn call(id: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"echo","arguments":{}}})
+}
+
+fn upstream_id(frame: &Value) -> u64 {
+    frame["id"].as_u64().expect("an upstream id")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_request_fails_alone_and_the_next_request_works() {
+    let (mut bridge, mut upstream) = ready().await;
+    bridge.send(call(json!(1))).await;
+    let first = upstream.recv().await;
+    let failure = RequestFailure::Status {
+        status: 503,
+        detail: "Service Unavailable".into(),
+    };
+    upstream.peer().fail(upstream_id(&first), failure).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,
+            "message":"The connection to the upstream server failed. See the Output channel of the server.",
+            "data":{"cause":"transport_failed","detail":"Service Unavailable (HTTP status 503)"}}})
+    );
+    assert!(bridge.logs.has(
+        "mcp-bridge-vscode: bridge: warning: request 1 (tools/call): the upstream request failed: Service Unavailable (HTTP status 503)"
+    ));
+    bridge.send(call(json!(2))).await;
+    let second = upstream.recv().await;
+    upstream
+        .respond(&second, json!({"content":[{"type":"text","text":"ok"}]}))
+        .await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}})
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_discover_names_the_http_status_and_initialize_can_come_again() {
+    let mut bridge = Bridge::start();
+    bridge.send(vscode_initialize(1)).await;
+    let mut upstream = bridge.upstream().await;
+    let discover = upstream.recv().await;
+    let failure = RequestFailure::Status {
+        status: 404,
+        detail: "Not Found".into(),
+    };
+    upstream.peer().fail(upstream_id(&discover), failure).await;
+    let error = bridge.recv().await;
+    assert_eq!(error["id"], 1);
+    assert_eq!(error["error"]["code"], -32603);
+    assert_eq!(
+        error["error"]["data"],
+        json!({"cause":"discover_failed","detail":"Not Found (HTTP status 404)"})
+    );
+    assert!(bridge.logs.has(
+        "mcp-bridge-vscode: bridge: warning: server/discover failed: Not Found (HTTP status 404)"
+    ));
+    bridge.send(vscode_initialize(2)).await;
+    let mut again = bridge.upstream().await;
+    assert_eq!(again.recv().await["method"], "server/discover");
+}
+
+/// The question of a link, and where its answer arrives.
+fn question(method: &str, params: Value) -> (UpstreamEvent, oneshot::Receiver<Outcome>) {
+    let (answer, answered) = oneshot::channel();
+    let Value::Object(params) = params else {
+        panic!("params are an object")
+    };
+    let question = ClientQuestion {
+        method: method.into(),
+        params,
+        answer,
+    };
+    (UpstreamEvent::AskClient(question), answered)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_question_of_the_link_goes_to_vs_code_as_a_bridge_request_and_its_answer_comes_back() {
+    let (mut bridge, mut upstream) = ready().await;
+    let params = json!({"mode":"url","message":"Sign in.","url":"https://auth.example/authorize","elicitationId":"e-1"});
+    let (event, answered) = question("elicitation/create", params.clone());
+    upstream.send_event(event).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":"b-1","method":"elicitation/create","params":params})
+    );
+    // A request of VS Code goes on meanwhile, and its own input request is b-2.
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":7,"method":"ping"}))
+            .await,
+        json!({"jsonrpc":"2.0","id":7,"result":{}})
+    );
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .await;
+    let outcome = timeout(WAIT, answered).await.unwrap().unwrap();
+    assert_eq!(outcome, Outcome::Result(json!({"action":"accept"})));
+    // A second answer with the same id reaches nobody.
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .await;
+    bridge
+        .expect_silence(std::time::Duration::from_millis(100))
+        .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_answer_that_is_not_valid_ends_the_question_without_an_answer() {
+    let (mut bridge, mut upstream) = ready().await;
+    let (event, answered) = question("elicitation/create", json!({"mode":"url"}));
+    upstream.send_event(event).await;
+    assert_eq!(bridge.recv().await["id"], "b-1");
+    bridge
+        .send_line(r#"{"jsonrpc":"2.0","id":"b-1","result":"#)
+        .await;
+    assert!(timeout(WAIT, answered).await.unwrap().is_err());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_end_of_input_cancels_a_question_of_the_link() {
+    let (mut bridge, mut upstream) = ready().await;
+    let (event, answered) = question("elicitation/create", json!({"mode":"url"}));
+    upstream.send_event(event).await;
+    assert_eq!(bridge.recv().await["id"], "b-1");
+    bridge.close_stdin();
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+            "params":{"requestId":"b-1","reason":"the bridge stops at the end of its input"}})
+    );
+    assert!(timeout(WAIT, answered).await.unwrap().is_err());
+    drop(upstream);
+    assert_eq!(
+        timeout(WAIT * 6, &mut bridge.exit).await.unwrap().unwrap(),
+        Exit::EndOfInput
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_link_learns_what_vs_code_declared_and_when_it_sent_initialized() {
+    let mut bridge = Bridge::start();
+    bridge.send(vscode_initialize(1)).await;
+    let mut upstream = bridge.upstream().await;
+    let discover = upstream.recv().await;
+    assert_eq!(
+        *upstream.peer().client.borrow(),
+        ClientState {
+            initialized: false,
+            url_elicitation: true
+        }
+    );
+    upstream
+        .respond(&discover, common::discover_result(json!({"tools":{}})))
+        .await;
+    bridge.recv().await;
+    bridge
+        .send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+        .await;
+    let mut client = upstream.peer().client.clone();
+    timeout(WAIT, client.wait_for(|state| state.initialized))
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn while_the_link_connects_ping_set_level_and_discover_are_answered_at_once() {
+    let mut bridge = Bridge::start();
+    bridge.send(vscode_initialize(1)).await;
+    let mut upstream = bridge.upstream().await;
+    assert_eq!(upstream.recv().await["method"], "server/discover");
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))
+            .await,
+        json!({"jsonrpc":"2.0","id":2,"result":{}})
+    );
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}))
+            .await,
+        json!({"jsonrpc":"2.0","id":3,"result":{}})
+    );
+    let discover = bridge
+        .call(json!({"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}))
+        .await;
+    assert_eq!(discover["error"]["code"], -32601);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_link_that_ends_without_ending_the_session_fails_its_requests_and_the_bridge_serves_on() {
+    let (mut bridge, mut upstream) = ready().await;
+    bridge.send(call(json!(1))).await;
+    upstream.recv().await;
+    upstream
+        .end(LinkEnd {
+            detail: "the connection to the upstream server closed".into(),
+            ends_session: false,
+        })
+        .await;
+    let error = bridge.recv().await;
+    assert_eq!(error["id"], 1);
+    assert_eq!(
+        error["error"]["data"],
+        json!({"cause":"transport_failed","detail":"the connection to the upstream server closed"})
+    );
+    assert!(
+        bridge.logs.has(
+            "mcp-bridge-vscode: bridge: warning: the connection to the upstream server closed"
+        )
+    );
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))
+            .await,
+        json!({"jsonrpc":"2.0","id":2,"result":{}})
+    );
+    let refused = bridge.call(call(json!(3))).await;
+    assert_eq!(refused["error"]["data"]["cause"], "not_connected");
+    assert_eq!(bridge.close().await, Exit::EndOfInput);
+}
+
+#[test]
+fn each_connect_error_has_its_cause_and_its_line() {
+    use mcp_bridge_vscode::upstream::ConnectError;
+    let cases = [
+        (
+            ConnectError::Spawn("No such file or directory (os error 2)".into()),
+            "spawn_failed",
+            "cannot start the upstream command: No such file or directory (os error 2)",
+        ),
+        (
+            ConnectError::Connect("connection refused".into()),
+            "transport_failed",
+            "server/discover failed: connection refused",
+        ),
+        (
+            ConnectError::Tls("invalid peer certificate: UnknownIssuer".into()),
+            "transport_failed",
+            "server/discover failed: invalid peer certificate: UnknownIssuer",
+        ),
+        (
+            ConnectError::Configuration("HTTPS_PROXY is not a URL".into()),
+            "not_connected",
+            "cannot make the HTTP client for the upstream server: HTTPS_PROXY is not a URL",
+        ),
+    ];
+    for (error, cause, line) in cases {
+        assert_eq!(error.to_error().to_object()["data"]["cause"], cause);
+        assert_eq!(error.log_line(), line);
+    }
+}
