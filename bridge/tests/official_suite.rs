@@ -186,6 +186,21 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2025_11_25_th
             "the front or a bridge failed ({front_status}):\n{front_stderr}"
         ));
     }
+    // Every session is ordinary use: the bridges and fixtures log at info only. The
+    // front prefixes their stderr lines with `bridge <session>: `.
+    for line in front_stderr
+        .lines()
+        .filter(|line| line.starts_with("bridge "))
+    {
+        let text = line.split_once(": ").map_or("", |(_, text)| text);
+        let info = match text.strip_prefix("mcp-bridge-vscode: ") {
+            Some(rest) => rest.split(": ").nth(1) == Some("info"),
+            None => text.starts_with("bridge-fixture-server: info("),
+        };
+        if !info {
+            problems.push(format!("a line above info: {line}"));
+        }
+    }
     let scenarios = if results.is_dir() {
         read_results(&results)
     } else {
