@@ -65,8 +65,10 @@ impl Session {
             base_meta: base,
             inputs,
         });
-        let discover_id = self.next_upstream_id();
-        self.table.upstream.insert(discover_id, Pending::Discover);
+        let discover_id = self.requests.next_upstream_id();
+        self.requests
+            .upstream
+            .insert(discover_id, Pending::Discover);
         self.send_upstream(Outgoing::Request {
             id: discover_id,
             method: "server/discover".into(),
@@ -161,7 +163,7 @@ impl Session {
         else {
             return;
         };
-        self.table.upstream.remove(&discover_id);
+        self.requests.upstream.remove(&discover_id);
         self.cancel_upstream(discover_id, "The bridge stopped waiting for the answer.");
         let detail = format!("no response in {} s", self.discover_timeout.as_secs());
         self.fail_discover(client_id, None, detail).await;
@@ -196,7 +198,7 @@ impl Session {
 
     /// Lets the upstream go: its input ends, and it stops in the background.
     pub(super) fn disconnect(&mut self) {
-        self.table.upstream.clear();
+        self.requests.upstream.clear();
         if let Some(connected) = self.upstream.take() {
             let control = connected.control.clone();
             let grace = self.limits.shutdown_grace;

@@ -23,18 +23,12 @@ impl Session {
         step: impl FnOnce(&mut Listen, &mut dyn FnMut() -> u64) -> Vec<Action>,
     ) -> bool {
         let Self {
-            listen,
-            next_upstream_id,
-            ..
+            listen, requests, ..
         } = self;
         let Some(listen) = listen else {
             return false;
         };
-        let mut next_id = || {
-            let id = *next_upstream_id;
-            *next_upstream_id += 1;
-            id
-        };
+        let mut next_id = || requests.next_upstream_id();
         let actions = step(listen, &mut next_id);
         self.run_listen_actions(actions).await;
         true
@@ -84,7 +78,7 @@ impl Session {
     }
 
     pub(super) async fn listen_ended(&mut self, id: u64, end: End) {
-        self.table.upstream.remove(&id);
+        self.requests.upstream.remove(&id);
         self.listen_step(|listen, next_id| listen.on_end(id, end, Instant::now(), next_id))
             .await;
     }
@@ -161,7 +155,7 @@ impl Session {
                     let meta = RequestMeta::shared_only(&client.base_meta);
                     let mut params = ShallowObject::default();
                     params.insert_value("notifications", &Value::Object(notifications));
-                    self.table.upstream.insert(id, Pending::Listen);
+                    self.requests.upstream.insert(id, Pending::Listen);
                     self.send_upstream(Outgoing::Request {
                         id,
                         method: "subscriptions/listen".into(),
@@ -170,7 +164,7 @@ impl Session {
                     });
                 }
                 Action::Cancel { id } => {
-                    self.table.upstream.remove(&id);
+                    self.requests.upstream.remove(&id);
                     self.cancel_upstream(id, "The bridge no longer needs this stream.");
                 }
                 Action::ToClient(frame) => self.out.send(frame).await,

@@ -11,6 +11,7 @@ mod forward;
 mod lifecycle;
 mod listen;
 mod pass_through;
+mod requests;
 mod rounds;
 mod stop;
 mod table;
@@ -31,10 +32,11 @@ use crate::wire::frame::{self, Message, Notification, Request};
 use crate::wire::id::IdKey;
 use crate::wire::shallow::ShallowObject;
 use futures::StreamExt;
+use requests::Requests;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use table::{Table, Timer};
+use table::Timer;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -109,14 +111,10 @@ pub(crate) struct Session {
     listen: Option<crate::notify::listen::Listen>,
     /// The level of the last `logging/setLevel` (O5).
     log_level: Option<String>,
-    table: Table,
-    next_upstream_id: u64,
-    /// The number of the last request of the bridge to VS Code (`b-N`), never reused.
-    next_bridge_id: u64,
+    /// The requests in flight, both ways, with their ids and time limits.
+    requests: Requests,
     /// The rare timers: discover, and the listen stream's waits.
     timers: DelayQueue<Timer>,
-    /// The next moments of the requests in flight.
-    deadlines: deadlines::Deadlines,
 }
 
 impl Session {
@@ -143,11 +141,8 @@ impl Session {
             client: None,
             listen: None,
             log_level: None,
-            table: Table::default(),
-            next_upstream_id: 1,
-            next_bridge_id: 0,
+            requests: Requests::new(),
             timers: DelayQueue::new(),
-            deadlines: deadlines::Deadlines::new(),
         }
     }
 
@@ -163,7 +158,7 @@ impl Session {
                         Step::Continue
                     }
                 },
-                key = self.deadlines.next() => {
+                key = self.requests.deadlines.next() => {
                     self.request_timer(key).await;
                     Step::Continue
                 }
@@ -237,21 +232,6 @@ impl Session {
             return;
         };
         self.forward(id, method, params.unwrap_or_default()).await
-    }
-
-    /// What every request passes first, whatever its method: the test faults, and
-    /// the check that no request with its id is in flight. A second request with
-    /// such an id gets its own error, so VS Code gets exactly one answer for each
-    /// request. The id comes back when the request goes on.
-    async fn admit(&mut self, id: Value, method: &str) -> Option<Value> {
-        #[cfg(debug_assertions)]
-        test_faults::check(method);
-        if self.is_in_flight(&id) {
-            self.reply_error(id, BridgeError::new(Cause::DuplicateId))
-                .await;
-            return None;
-        }
-        Some(id)
     }
 
     async fn on_request(&mut self, request: Request) {
@@ -331,18 +311,6 @@ impl Session {
         }
     }
 
-    /// Whether a request of VS Code with this id waits for its answer: a forwarded
-    /// request, the initialize of the moment, or a change of subscriptions.
-    fn is_in_flight(&self, id: &Value) -> bool {
-        let key = key_of(id);
-        self.table.client.contains_key(&key)
-            || matches!(&self.phase, Phase::Initializing { client_id, .. } if key_of(client_id) == key)
-            || self
-                .listen
-                .as_ref()
-                .is_some_and(|listen| listen.has_change_for(&key))
-    }
-
     fn before_initialize_result(&self) -> bool {
         matches!(
             self.phase,
@@ -404,12 +372,6 @@ impl Session {
             Timer::ListenRetry => self.listen_retry().await,
             Timer::ListenChange(id) => self.listen_change_timed_out(id).await,
         }
-    }
-
-    fn next_upstream_id(&mut self) -> u64 {
-        let id = self.next_upstream_id;
-        self.next_upstream_id += 1;
-        id
     }
 
     fn send_upstream(&self, frame: Outgoing) {

@@ -34,10 +34,10 @@ impl Session {
             .take(ID_WITHIN_MEMBERS)
             .find(|(key, _)| *key == b"id")
             .and_then(|(_, value)| std::str::from_utf8(value?).ok()?.parse::<u64>().ok())?;
-        let Some(Pending::Request(key)) = self.table.upstream.get(&id) else {
+        let Some(Pending::Request(key)) = self.requests.upstream.get(&id) else {
             return None;
         };
-        let request = self.table.client.get(key)?;
+        let request = self.requests.client.get(key)?;
         (request.method == "tools/call").then_some(id)
     }
 
@@ -53,10 +53,10 @@ impl Session {
         if response.id != upstream_id || shape == ShallowShape::NeedsTree {
             return false;
         }
-        let Some(Pending::Request(key)) = self.table.upstream.remove(&upstream_id) else {
+        let Some(Pending::Request(key)) = self.requests.upstream.remove(&upstream_id) else {
             return false;
         };
-        let Some(request) = self.table.client.get(&key) else {
+        let Some(request) = self.requests.client.get(&key) else {
             return true;
         };
         log_round(&key, upstream_id, request, "result");

@@ -8,7 +8,7 @@
 
 use super::Session;
 use super::forward::invalid_response;
-use super::table::{BridgeRequest, ClientRound, InFlight, Pending, PendingInput, RoundPhase};
+use super::table::{BridgeRequest, ClientRound, Pending, PendingInput, RoundPhase};
 use crate::log::BRIDGE;
 use crate::rules::errors;
 use crate::rules::input::{
@@ -32,7 +32,7 @@ const ANSWER_LEVELS: usize = 3;
 impl Session {
     /// Starts a round of input for VS Code from an `input_required` result.
     pub(super) async fn start_input_round(&mut self, key: IdKey, result: Map<String, Value>) {
-        let Some(request) = self.table.client.get(&key) else {
+        let Some(request) = self.requests.client.get(&key) else {
             return;
         };
         let method = request.method.clone();
@@ -115,7 +115,7 @@ impl Session {
                     mut params,
                     ask,
                 } => {
-                    let bridge_id = self.next_bridge_id();
+                    let bridge_id = self.requests.next_bridge_id();
                     let elicitation_id =
                         matches!(ask, Ask::Url { .. }).then(|| uuid::Uuid::new_v4().to_string());
                     if let Some(elicitation_id) = &elicitation_id {
@@ -132,7 +132,7 @@ impl Session {
                             params,
                         ))
                         .await;
-                    self.table
+                    self.requests
                         .bridge
                         .insert(bridge_id.clone(), BridgeRequest::Input(key.clone()));
                     round.pending.insert(
@@ -146,7 +146,7 @@ impl Session {
                 }
             }
         }
-        let Some(request) = self.table.client.get_mut(&key) else {
+        let Some(request) = self.requests.client.get_mut(&key) else {
             return;
         };
         request.accepted_urls = kept;
@@ -157,12 +157,13 @@ impl Session {
         request.phase = RoundPhase::Client(round);
         request.waiting_since = Instant::now();
         request.next_notice = self.limits.still_waiting_after;
-        self.deadlines.remove(request.timer);
+        self.requests.deadlines.remove(request.timer);
         let first = self
             .limits
             .still_waiting_after
             .min(self.limits.input_timeout);
         request.timer = self
+            .requests
             .deadlines
             .insert(request.waiting_since + first, key.clone());
     }
@@ -179,7 +180,7 @@ impl Session {
             }
             None => return,
         };
-        let Some(request) = self.table.client.get_mut(&key) else {
+        let Some(request) = self.requests.client.get_mut(&key) else {
             return;
         };
         let RoundPhase::Client(round) = &mut request.phase else {
@@ -265,12 +266,12 @@ impl Session {
         };
         // The broken line answered its request: it is no longer pending.
         if let Some(RoundPhase::Client(round)) =
-            self.table.client.get_mut(&key).map(|r| &mut r.phase)
+            self.requests.client.get_mut(&key).map(|r| &mut r.phase)
         {
             round.pending.remove(&bridge_id);
         }
         let method = self
-            .table
+            .requests
             .client
             .get(&key)
             .map(|r| r.method.clone())
@@ -285,7 +286,7 @@ impl Session {
     /// (with a debug line) for an unknown, late, numeric or null id.
     fn take_bridge_request(&mut self, id: &Value) -> Option<(String, BridgeRequest)> {
         let found = id.as_str().and_then(|bridge_id| {
-            let owner = self.table.bridge.remove(bridge_id)?;
+            let owner = self.requests.bridge.remove(bridge_id)?;
             Some((bridge_id.to_owned(), owner))
         });
         if found.is_none() {
@@ -300,7 +301,7 @@ impl Session {
     /// A question of the link for VS Code, which serves no request of VS Code:
     /// it goes out as a `b-N` request, and its answer goes back to the link.
     pub(super) async fn ask_client(&mut self, question: crate::upstream::ClientQuestion) {
-        let bridge_id = self.next_bridge_id();
+        let bridge_id = self.requests.next_bridge_id();
         tracing::debug!(
             target: BRIDGE,
             "the upstream link: sent {} to the client as request \"{bridge_id}\"",
@@ -313,7 +314,7 @@ impl Session {
                 question.params,
             ))
             .await;
-        self.table
+        self.requests
             .bridge
             .insert(bridge_id, BridgeRequest::Link(question.answer));
     }
@@ -322,7 +323,7 @@ impl Session {
     /// learns it, and the link sees its channel closed.
     pub(super) async fn cancel_link_questions(&mut self, reason: &str) {
         let mut questions: Vec<String> = self
-            .table
+            .requests
             .bridge
             .iter()
             .filter(|(_, owner)| matches!(owner, BridgeRequest::Link(_)))
@@ -330,7 +331,7 @@ impl Session {
             .collect();
         questions.sort_by_key(|id| bridge_number(id));
         for bridge_id in questions {
-            self.table.bridge.remove(&bridge_id);
+            self.requests.bridge.remove(&bridge_id);
             self.cancel_client_request(&bridge_id, reason).await;
         }
     }
@@ -347,9 +348,9 @@ impl Session {
     /// All answers are in: the original request goes upstream again with a new id,
     /// the answers and the unchanged state.
     async fn next_round(&mut self, key: &IdKey) {
-        let upstream_id = self.next_upstream_id();
+        let upstream_id = self.requests.next_upstream_id();
         let still_waiting_after = self.limits.still_waiting_after;
-        let Some(request) = self.table.client.get_mut(key) else {
+        let Some(request) = self.requests.client.get_mut(key) else {
             return;
         };
         let RoundPhase::Client(round) = std::mem::replace(&mut request.phase, RoundPhase::Upstream)
@@ -374,13 +375,13 @@ impl Session {
         let method = request.method.clone();
         let round = request.round;
         let limit = self.round_limit(&method, round);
-        let Some(request) = self.table.client.get_mut(key) else {
+        let Some(request) = self.requests.client.get_mut(key) else {
             return;
         };
-        self.deadlines.remove(request.timer);
+        self.requests.deadlines.remove(request.timer);
         let at = request.waiting_since + still_waiting_after.min(limit);
-        request.timer = self.deadlines.insert(at, key.clone());
-        self.table
+        request.timer = self.requests.deadlines.insert(at, key.clone());
+        self.requests
             .upstream
             .insert(upstream_id, Pending::Request(key.clone()));
         self.send_upstream(Outgoing::Request {
@@ -391,46 +392,8 @@ impl Session {
         });
     }
 
-    /// Ends a request of VS Code: its accepted URL steps are complete, its requests
-    /// to VS Code are cancelled (with `reason`), and VS Code gets `reply` if any.
-    pub(super) async fn close_request(
-        &mut self,
-        key: &IdKey,
-        reason: &str,
-        reply: Option<Outcome>,
-    ) -> Option<InFlight> {
-        let request = self.end_request(key, reason).await?;
-        if let Some(reply) = reply {
-            let frame = match reply {
-                Outcome::Result(result) => frame::result_frame(request.id.clone(), result),
-                Outcome::Error(error) => frame::error_frame(request.id.clone(), error),
-            };
-            self.out.send(frame).await;
-        }
-        Some(request)
-    }
-
-    /// [`Self::close_request`] but for the reply, which the caller sends.
-    pub(super) async fn end_request(&mut self, key: &IdKey, reason: &str) -> Option<InFlight> {
-        let mut request = self.table.remove(key)?;
-        // No round follows: the kept params go before the reply is written, so
-        // that a large request and its large result are not in memory together.
-        request.kept = None;
-        self.deadlines.remove(request.timer);
-        self.complete_url_steps(std::mem::take(&mut request.accepted_urls))
-            .await;
-        if let RoundPhase::Client(round) = &request.phase {
-            let mut bridge_ids: Vec<_> = round.pending.keys().cloned().collect();
-            bridge_ids.sort_by_key(|id| bridge_number(id));
-            for bridge_id in bridge_ids {
-                self.cancel_client_request(&bridge_id, reason).await;
-            }
-        }
-        Some(request)
-    }
-
     /// O1: VS Code learns that URL steps are over.
-    async fn complete_url_steps(&mut self, steps: Vec<(String, String)>) {
+    pub(super) async fn complete_url_steps(&mut self, steps: Vec<(String, String)>) {
         for (_, elicitation_id) in steps {
             let mut params = Map::new();
             params.insert("elicitationId".into(), elicitation_id.into());
@@ -444,7 +407,7 @@ impl Session {
     }
 
     /// Quirk table: VS Code ignores this, but the bridge says it, and drops a late answer.
-    async fn cancel_client_request(&mut self, bridge_id: &str, reason: &str) {
+    pub(super) async fn cancel_client_request(&mut self, bridge_id: &str, reason: &str) {
         let mut params = Map::new();
         params.insert("requestId".into(), bridge_id.into());
         params.insert("reason".into(), reason.into());
@@ -455,15 +418,10 @@ impl Session {
             ))
             .await;
     }
-
-    fn next_bridge_id(&mut self) -> String {
-        self.next_bridge_id += 1;
-        format!("b-{}", self.next_bridge_id)
-    }
 }
 
 /// The number of a request id `b-N`, for a stable order of cancellations.
-fn bridge_number(id: &str) -> u64 {
+pub(super) fn bridge_number(id: &str) -> u64 {
     id.trim_start_matches("b-")
         .parse::<u64>()
         .unwrap_or(u64::MAX)

@@ -13,7 +13,7 @@ impl Session {
     /// the upstream's input ends, and the upstream gets `shutdown_grace` before the
     /// signals. Exit code 0.
     pub(super) async fn stop_at_end_of_input(mut self) -> Exit {
-        for key in self.keys_in_flight() {
+        for key in self.requests.keys_in_flight() {
             let request = self
                 .close_request(&key, "the bridge stops at the end of its input", None)
                 .await;
@@ -70,7 +70,7 @@ impl Session {
         } else {
             "the connection to the upstream server ended"
         };
-        for key in self.keys_in_flight() {
+        for key in self.requests.keys_in_flight() {
             self.close_request(&key, reason, Some(Outcome::Error(error.to_object())))
                 .await;
         }
@@ -84,13 +84,5 @@ impl Session {
             control.shutdown(self.limits.shutdown_grace).await;
         }
         Step::Exit(Exit::Failure)
-    }
-
-    /// The requests in flight, oldest id first, so that the frames come in a
-    /// stable order.
-    fn keys_in_flight(&self) -> Vec<crate::wire::id::IdKey> {
-        let mut keys: Vec<_> = self.table.client.keys().cloned().collect();
-        keys.sort_by_key(|key| key.to_string());
-        keys
     }
 }

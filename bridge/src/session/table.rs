@@ -110,16 +110,6 @@ pub(crate) enum Timer {
     ListenChange(u64),
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct Table {
-    pub client: IdMap<IdKey, InFlight>,
-    pub upstream: IdMap<u64, Pending>,
-    /// The bridge's progress tokens upstream, by the request of VS Code they serve.
-    pub progress: IdMap<u64, IdKey>,
-    /// The bridge's requests to VS Code (`b-N`), by what they serve.
-    pub bridge: IdMap<String, BridgeRequest>,
-}
-
 /// What a request of the bridge to VS Code serves.
 #[derive(Debug)]
 pub(crate) enum BridgeRequest {
@@ -128,24 +118,4 @@ pub(crate) enum BridgeRequest {
     /// A question of the upstream link that serves no request of VS Code (the URL
     /// elicitation of a sign-in, M4); the answer goes back on the channel.
     Link(tokio::sync::oneshot::Sender<crate::wire::frame::Outcome>),
-}
-
-impl Table {
-    /// Removes a request of VS Code with its upstream id, its token and its
-    /// requests to VS Code.
-    pub fn remove(&mut self, key: &IdKey) -> Option<InFlight> {
-        let request = self.client.remove(key)?;
-        if matches!(request.phase, RoundPhase::Upstream) {
-            self.upstream.remove(&request.upstream_id);
-        }
-        if let Some(token) = request.progress_token {
-            self.progress.remove(&token);
-        }
-        if let RoundPhase::Client(round) = &request.phase {
-            for bridge_id in round.pending.keys() {
-                self.bridge.remove(bridge_id);
-            }
-        }
-        Some(request)
-    }
 }

@@ -4,7 +4,7 @@
 //! sends, and a sender for what the server answers. Tests script upstreams with it,
 //! and a server embedded in the same executable (M5) serves the bridge through it.
 
-use super::stdio::{ExitReport, exit_event};
+use super::stdio::{ExitReport, exit_event, log_exit};
 use super::{
     ClientQuestion, ClientState, ConnectError, Connector, LinkContext, LinkEnd, Outgoing,
     RequestFailure, UpstreamControl, UpstreamEvent, UpstreamLink,
@@ -33,6 +33,7 @@ impl MemoryPeer {
     /// The server ends like a process that exits: its line, a last event, then
     /// nothing.
     pub async fn exit(self, report: ExitReport) {
+        log_exit(&report);
         let _ = self.events.send(exit_event(&report)).await;
         self.stopped.send_replace(true);
     }

@@ -190,6 +190,11 @@ async fn supervise(
     group.forget();
     let report = report_of(status);
     exited.send_replace(Some(report.clone()));
+    // After the end of stdin the session no longer listens: a stop it asked for
+    // is no news for the Output channel.
+    if !events.is_closed() {
+        log_exit(&report);
+    }
     let _ = events.send(exit_event(&report)).await;
 }
 
@@ -225,10 +230,15 @@ impl fmt::Display for ExitReport {
     }
 }
 
-/// The last event of a process that exited: its `mcp_stdio` line now, and an end
-/// that ends the session (the bridge never starts the upstream again).
-pub fn exit_event(report: &ExitReport) -> UpstreamEvent {
+/// The `mcp_stdio` line of a process that exited while the session listens; the
+/// line of the bridge comes after it.
+pub fn log_exit(report: &ExitReport) {
     tracing::warn!(target: MCP_STDIO, "stdio server exited ({}); no restart is left", report.short());
+}
+
+/// The last event of a process that exited: an end that ends the session (the
+/// bridge never starts the upstream again).
+pub fn exit_event(report: &ExitReport) -> UpstreamEvent {
     UpstreamEvent::Ended(LinkEnd {
         detail: format!("the upstream server exited with {report}"),
         ends_session: true,

@@ -1,0 +1,371 @@
+//! The requests in flight, both ways: those of VS Code, the upstream requests
+//! that serve them, and the bridge's own requests to VS Code; their ids, their one
+//! duplicate-id check, their opening, their time limits and their end.
+
+use super::deadlines::Deadlines;
+use super::forward::{format_duration, invalid_response, may_ask_for_input};
+use super::rounds::bridge_number;
+use super::table::{BridgeRequest, IdMap, InFlight, KeptRequest, Pending, RoundPhase};
+use super::{Phase, Session, key_of};
+use crate::log::BRIDGE;
+use crate::rules::meta::{client_progress_token, request_meta};
+use crate::upstream::Outgoing;
+use crate::wire::error::{BridgeError, Cause};
+use crate::wire::frame::{self, Outcome};
+use crate::wire::id::IdKey;
+use crate::wire::shallow::ShallowObject;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The tables of the requests in flight, and the counters of the ids the bridge
+/// chooses.
+#[derive(Debug)]
+pub(crate) struct Requests {
+    pub client: IdMap<IdKey, InFlight>,
+    pub upstream: IdMap<u64, Pending>,
+    /// The bridge's progress tokens upstream, by the request of VS Code they serve.
+    pub progress: IdMap<u64, IdKey>,
+    /// The bridge's requests to VS Code (`b-N`), by what they serve.
+    pub bridge: IdMap<String, BridgeRequest>,
+    /// The next moments of the requests of VS Code.
+    pub deadlines: Deadlines,
+    /// Upstream ids: integers from 1, one per round, never reused.
+    next_upstream_id: u64,
+    /// The number of the last request of the bridge to VS Code (`b-N`), never reused.
+    last_bridge_number: u64,
+}
+
+impl Requests {
+    pub fn new() -> Self {
+        Self {
+            client: IdMap::default(),
+            upstream: IdMap::default(),
+            progress: IdMap::default(),
+            bridge: IdMap::default(),
+            deadlines: Deadlines::new(),
+            next_upstream_id: 1,
+            last_bridge_number: 0,
+        }
+    }
+
+    pub fn next_upstream_id(&mut self) -> u64 {
+        let id = self.next_upstream_id;
+        self.next_upstream_id += 1;
+        id
+    }
+
+    /// Whether the bridge ever sent an upstream request with this id.
+    pub fn issued(&self, upstream_id: u64) -> bool {
+        upstream_id < self.next_upstream_id
+    }
+
+    /// `b-1`, `b-2`, ...: strings, which never equal an id of VS Code (quirk table).
+    pub fn next_bridge_id(&mut self) -> String {
+        self.last_bridge_number += 1;
+        format!("b-{}", self.last_bridge_number)
+    }
+
+    /// Removes a request of VS Code with its upstream id, its token, its moment
+    /// and its requests to VS Code.
+    pub fn remove(&mut self, key: &IdKey) -> Option<InFlight> {
+        let request = self.client.remove(key)?;
+        self.deadlines.remove(request.timer);
+        if matches!(request.phase, RoundPhase::Upstream) {
+            self.upstream.remove(&request.upstream_id);
+        }
+        if let Some(token) = request.progress_token {
+            self.progress.remove(&token);
+        }
+        if let RoundPhase::Client(round) = &request.phase {
+            for bridge_id in round.pending.keys() {
+                self.bridge.remove(bridge_id);
+            }
+        }
+        Some(request)
+    }
+
+    /// The requests of VS Code in flight, oldest id first, so that the frames come
+    /// in a stable order.
+    pub fn keys_in_flight(&self) -> Vec<IdKey> {
+        let mut keys: Vec<_> = self.client.keys().cloned().collect();
+        keys.sort_by_key(|key| key.to_string());
+        keys
+    }
+}
+
+impl Session {
+    /// What every request passes first, whatever its method: the test faults, and
+    /// the check that no request with its id is in flight. A second request with
+    /// such an id gets its own error, so VS Code gets exactly one answer for each
+    /// request. The id comes back when the request goes on.
+    pub(super) async fn admit(&mut self, id: Value, method: &str) -> Option<Value> {
+        #[cfg(debug_assertions)]
+        super::test_faults::check(method);
+        if self.is_in_flight(&id) {
+            self.reply_error(id, BridgeError::new(Cause::DuplicateId))
+                .await;
+            return None;
+        }
+        Some(id)
+    }
+
+    /// Whether a request of VS Code with this id waits for its answer: a forwarded
+    /// request, the initialize of the moment, or a change of subscriptions.
+    pub(super) fn is_in_flight(&self, id: &Value) -> bool {
+        let key = key_of(id);
+        self.requests.client.contains_key(&key)
+            || matches!(&self.phase, Phase::Initializing { client_id, .. } if key_of(client_id) == key)
+            || self
+                .listen
+                .as_ref()
+                .is_some_and(|listen| listen.has_change_for(&key))
+    }
+
+    /// The time limit of one upstream round: 1 h for tools/call and for the later
+    /// rounds of prompts/get and resources/read, 120 s for the rest.
+    pub(super) fn round_limit(&self, method: &str, round: u32) -> Duration {
+        if method == "tools/call" || (round > 1 && may_ask_for_input(method)) {
+            self.limits.call_timeout
+        } else {
+            self.limits.list_timeout
+        }
+    }
+
+    /// Sends a request of VS Code upstream (R3): the client's `_meta` is replaced by
+    /// the bridge's, and `task` goes (the bridge declares no tasks).
+    pub(super) async fn forward(
+        &mut self,
+        id: Value,
+        method: String,
+        mut params: ShallowObject<'static>,
+    ) {
+        // `admit` has checked that no request with this id is in flight.
+        let key = key_of(&id);
+        if self.requests.client.len() >= self.limits.max_in_flight {
+            tracing::warn!(target: BRIDGE, "rejected request {key} ({method}): too many requests in flight");
+            return self
+                .reply_error(id, BridgeError::new(Cause::TooManyRequests))
+                .await;
+        }
+        if self.client.is_none() || self.upstream.is_none() {
+            return self
+                .reply_error(id, BridgeError::new(Cause::NotConnected))
+                .await;
+        }
+        let upstream_id = self.requests.next_upstream_id();
+        let Some(client) = &self.client else {
+            return;
+        };
+        let client_meta = params.remove("_meta");
+        params.remove("task");
+        // Only an object is a `_meta`; anything else is dropped as it was.
+        let client_meta = client_meta.as_deref().and_then(ShallowObject::parse);
+        let client_token = client_progress_token(client_meta.as_ref());
+        // The upstream gets a token of the bridge, the first upstream id: progress
+        // is keyed by request, never by VS Code's token (C3).
+        let progress_token = client_token.as_ref().map(|_| upstream_id);
+        let meta = request_meta(
+            &client.base_meta,
+            self.log_level.as_deref(),
+            progress_token,
+            client_meta.as_ref(),
+        );
+        let params = Arc::new(params);
+        let kept = may_ask_for_input(&method).then(|| KeptRequest {
+            params: params.clone(),
+            meta: meta.clone(),
+        });
+        self.send_upstream(Outgoing::Request {
+            id: upstream_id,
+            method: method.clone(),
+            params,
+            meta,
+        });
+        let first_notice = self.limits.still_waiting_after;
+        let limit = self.round_limit(&method, 1);
+        let now = Instant::now();
+        let timer = self
+            .requests
+            .deadlines
+            .insert(now + first_notice.min(limit), key.clone());
+        self.requests
+            .upstream
+            .insert(upstream_id, Pending::Request(key.clone()));
+        if let Some(token) = progress_token {
+            self.requests.progress.insert(token, key.clone());
+        }
+        self.requests.client.insert(
+            key,
+            InFlight {
+                id,
+                method,
+                client_token,
+                progress_token,
+                round: 1,
+                upstream_id,
+                phase: RoundPhase::Upstream,
+                waiting_since: now,
+                next_notice: first_notice,
+                timer,
+                kept,
+                state_sent: false,
+                last_input_wait: Duration::ZERO,
+                accepted_urls: Vec::new(),
+            },
+        );
+    }
+
+    /// Ends a request of VS Code whose upstream result is not valid, with the
+    /// warning line and `invalid_response`.
+    pub(super) async fn fail_invalid_result(&mut self, key: &IdKey, method: &str, detail: &str) {
+        tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
+        self.finish(key, Outcome::Error(invalid_response(detail)))
+            .await;
+    }
+
+    /// Ends a request of VS Code with its response.
+    pub(super) async fn finish(&mut self, key: &IdKey, reply: Outcome) {
+        self.close_request(key, "the request ended", Some(reply))
+            .await;
+    }
+
+    /// Ends a request of VS Code with an error of the bridge.
+    pub(super) async fn fail_request(&mut self, key: &IdKey, error: BridgeError) {
+        self.finish(key, Outcome::Error(error.to_object())).await;
+    }
+
+    /// A request of VS Code that waits: a "still waiting" line, or its time limit.
+    pub(super) async fn request_timer(&mut self, key: IdKey) {
+        let Some(request) = self.requests.client.get(&key) else {
+            return;
+        };
+        let elapsed = request.waiting_since.elapsed();
+        let method = request.method.clone();
+        match &request.phase {
+            RoundPhase::Upstream => {
+                let limit = self.round_limit(&method, request.round);
+                if elapsed >= limit {
+                    let upstream_id = request.upstream_id;
+                    let limit = format_duration(limit);
+                    tracing::warn!(target: BRIDGE, "request {key} ({method}): no response in {limit}");
+                    self.cancel_upstream(upstream_id, "The bridge stopped waiting for the answer.");
+                    let error = BridgeError::with_detail(
+                        Cause::Timeout,
+                        format!("{method}: no response in {limit}"),
+                    );
+                    return self.fail_request(&key, error).await;
+                }
+                tracing::info!(
+                    target: BRIDGE,
+                    "still waiting for the upstream server: {method} (request {key}, {} s)",
+                    elapsed.as_secs()
+                );
+                self.next_notice(&key, limit);
+            }
+            RoundPhase::Client(round) => {
+                let limit = self.limits.input_timeout;
+                if elapsed >= limit {
+                    let (left, total) = (round.pending.len(), round.total);
+                    let limit = format_duration(limit);
+                    tracing::warn!(
+                        target: BRIDGE,
+                        "request {key} ({method}): no answers of the client in {limit} (input requests without an answer: {left} of {total})"
+                    );
+                    let error = BridgeError::with_detail(
+                        Cause::InputTimeout,
+                        format!(
+                            "no answers of the client in {limit} ({left} of {total} input requests)"
+                        ),
+                    );
+                    self.close_request(
+                        &key,
+                        "the client did not answer in time",
+                        Some(Outcome::Error(error.to_object())),
+                    )
+                    .await;
+                    return;
+                }
+                tracing::info!(
+                    target: BRIDGE,
+                    "still waiting for the answers of the client to the input requests of {method} (request {key}, {} s)",
+                    elapsed.as_secs()
+                );
+                self.next_notice(&key, limit);
+            }
+        }
+    }
+
+    /// Schedules the next "still waiting" line of a request, or its time limit.
+    fn next_notice(&mut self, key: &IdKey, limit: Duration) {
+        let every = self.limits.still_waiting_every;
+        let Some(request) = self.requests.client.get_mut(key) else {
+            return;
+        };
+        request.next_notice += every;
+        let at = request.waiting_since + request.next_notice.min(limit);
+        request.timer = self.requests.deadlines.insert(at, key.clone());
+    }
+
+    /// VS Code cancelled a request: the upstream gets the cancellation, the
+    /// bridge's requests to VS Code for it are cancelled, and VS Code gets no response.
+    pub(super) async fn on_client_cancelled(&mut self, params: Option<Map<String, Value>>) {
+        let Some(key) = params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(IdKey::of)
+        else {
+            tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled without a valid requestId");
+            return;
+        };
+        let Some(request) = self
+            .close_request(&key, "the client canceled the request", None)
+            .await
+        else {
+            tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled for request {key}, which is not in flight");
+            return;
+        };
+        tracing::debug!(target: BRIDGE, "request {key} ({}): the client canceled it", request.method);
+        if matches!(request.phase, RoundPhase::Upstream) {
+            self.cancel_upstream(request.upstream_id, "The client canceled the request.");
+        }
+    }
+
+    /// Ends a request of VS Code: its accepted URL steps are complete, its requests
+    /// to VS Code are cancelled (with `reason`), and VS Code gets `reply` if any.
+    pub(super) async fn close_request(
+        &mut self,
+        key: &IdKey,
+        reason: &str,
+        reply: Option<Outcome>,
+    ) -> Option<InFlight> {
+        let request = self.end_request(key, reason).await?;
+        if let Some(reply) = reply {
+            let frame = match reply {
+                Outcome::Result(result) => frame::result_frame(request.id.clone(), result),
+                Outcome::Error(error) => frame::error_frame(request.id.clone(), error),
+            };
+            self.out.send(frame).await;
+        }
+        Some(request)
+    }
+
+    /// [`Self::close_request`] but for the reply, which the caller sends.
+    pub(super) async fn end_request(&mut self, key: &IdKey, reason: &str) -> Option<InFlight> {
+        let mut request = self.requests.remove(key)?;
+        // No round follows: the kept params go before the reply is written, so
+        // that a large request and its large result are not in memory together.
+        request.kept = None;
+        self.complete_url_steps(std::mem::take(&mut request.accepted_urls))
+            .await;
+        if let RoundPhase::Client(round) = &request.phase {
+            let mut bridge_ids: Vec<_> = round.pending.keys().cloned().collect();
+            bridge_ids.sort_by_key(|id| bridge_number(id));
+            for bridge_id in bridge_ids {
+                self.cancel_client_request(&bridge_id, reason).await;
+            }
+        }
+        Some(request)
+    }
+}
