@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 
 use crate::config::{Config, Profile};
+use crate::https::options::{self, HttpOptions, Transport};
 
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +27,10 @@ pub struct Options {
     pub config: Config,
     /// Misbehave: close stdout at once, then sleep without reading stdin.
     pub close_stdout: bool,
+    /// stdio, or Streamable HTTP with or without TLS.
+    pub transport: Transport,
+    /// The options of the HTTP modes (defaults on stdio).
+    pub http: HttpOptions,
 }
 
 /// A bad command line; the message names the argument.
@@ -45,11 +50,12 @@ pub const MAX_MANY_TOOLS: usize = 100_000;
 pub const USAGE: &str = "\
 Usage: bridge-fixture-server [OPTIONS]
 
-The upstream MCP server of the mcp-bridge-rs tests: MCP revision 2026-07-28 on stdio.
-It reads one JSON-RPC message per line on stdin, writes one per line on stdout, and
-writes log lines that start with \"bridge-fixture-server: \" on stderr. Every request
-needs params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\" and
-io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.
+The upstream MCP server of the mcp-bridge-rs tests: MCP revision 2026-07-28 on stdio,
+or over Streamable HTTP with --https or --http.
+On stdio it reads one JSON-RPC message per line on stdin, writes one per line on
+stdout, and writes log lines that start with \"bridge-fixture-server: \" on stderr. Every
+request needs params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\"
+and io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.
 
 Options:
   --profile NAME     The tool surface: fixture (default: 21 tools, 3 prompts) or
@@ -62,11 +68,35 @@ Options:
   --no-completions   Declares no completions; completion/complete gets -32601
   --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
                      reading stdin
+
+Streamable HTTP (the same tools, prompts, resources and profiles):
+  --https            Serves https://127.0.0.1:PORT/mcp. Stdout gets two lines: the URL,
+                     then \"ca-file: PATH\", the CA certificate (PEM) that a client must
+                     trust. The server stops at the end of stdin or on SIGTERM.
+  --http             Serves http://127.0.0.1:PORT/mcp without TLS (one line: the URL)
+  --port N           The port on 127.0.0.1 (default 0: an ephemeral port)
+  --tls-dir DIR      Loads DIR/server.crt and DIR/server.key (as written by
+                     `tls-fixtures generate DIR`); ca-file is DIR/ca.crt. Without it the
+                     certificates are made in memory and the CA is written to a new
+                     folder under the temporary directory
+  --keep-alive-ms MS The interval of \": keep-alive\" comment lines on SSE streams
+                     (default 15000)
+  --always-sse       Answers every request with an SSE stream (default: JSON when the
+                     response is the only frame of the request)
+Faults of the HTTP modes (for the tests of clients; on SSE streams only):
+  --fail-status N:STATUS  The Nth POST (from 1) gets the HTTP status STATUS (200-599)
+                     and a text body, and is not served; may be repeated
+  --slow-stream-ms MS     Waits MS milliseconds before each SSE event
+  --break-stream-after N  Closes each SSE stream after N events, without the response
+                     (the request is cancelled)
+  --oversized-event BYTES Starts each SSE stream with one notifications/message event
+                     whose data is BYTES bytes long
   -h, --help         Prints this help
   -V, --version      Prints the version
 
-Exit codes: 0 at the end of stdin and after the tool shutdown, 1 when stdout fails,
-2 for a bad command line, 3 after the tool crash.
+Exit codes: 0 at the end of stdin, on SIGTERM (HTTP) and after the tool shutdown,
+1 when stdout fails or the HTTP server cannot start, 2 for a bad command line, 3 after
+the tool crash.
 ";
 
 struct OptionSpec {
@@ -107,6 +137,56 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: false,
     },
     OptionSpec {
+        name: "--https",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--http",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--port",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--tls-dir",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--keep-alive-ms",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--always-sse",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--fail-status",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--slow-stream-ms",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--break-stream-after",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--oversized-event",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
         name: "--help",
         short: Some("-h"),
         takes_value: false,
@@ -130,6 +210,8 @@ where
             ..Config::default()
         },
         close_stdout: false,
+        transport: Transport::Stdio,
+        http: HttpOptions::default(),
     };
     let mut help = false;
     let mut version = false;
@@ -172,6 +254,9 @@ where
             name => apply(&mut options, name, value)?,
         }
     }
+    if !help && !version {
+        check_transport(&options)?;
+    }
     Ok(if help {
         Command::Help
     } else if version {
@@ -207,9 +292,83 @@ fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(),
         "--array-output" => config.array_output = true,
         "--no-completions" => config.completions = false,
         "--close-stdout" => options.close_stdout = true,
+        "--https" | "--http" => {
+            let transport = if name == "--https" {
+                Transport::Https
+            } else {
+                Transport::Http
+            };
+            if options.transport != Transport::Stdio && options.transport != transport {
+                return Err(CliError("--https and --http exclude each other".into()));
+            }
+            options.transport = transport;
+        }
+        "--port" => options.http.port = number(name, &value, 0, u64::from(u16::MAX))? as u16,
+        "--tls-dir" => options.http.tls_dir = Some(value.into()),
+        "--keep-alive-ms" => {
+            options.http.keep_alive = millis(name, &value, 1)?;
+        }
+        "--always-sse" => options.http.always_sse = true,
+        "--fail-status" => {
+            let fault = options::parse_fail_status(&value).ok_or_else(|| {
+                CliError(format!(
+                    "the value '{value}' of --fail-status is not N:STATUS (N from 1, STATUS from 200 to 599)"
+                ))
+            })?;
+            options.http.faults.fail_status.push(fault);
+        }
+        "--slow-stream-ms" => options.http.faults.slow_stream = Some(millis(name, &value, 1)?),
+        "--break-stream-after" => {
+            options.http.faults.break_stream_after =
+                Some(number(name, &value, 0, MAX_STREAM_EVENTS)? as usize);
+        }
+        "--oversized-event" => {
+            options.http.faults.oversized_event =
+                Some(number(name, &value, 1, MAX_EVENT_BYTES)? as usize);
+        }
         other => return Err(CliError(format!("unknown argument '{other}'"))),
     }
     Ok(())
+}
+
+/// The largest N of `--break-stream-after`.
+const MAX_STREAM_EVENTS: u64 = 1_000_000;
+/// The largest event of `--oversized-event`: 1 GiB.
+const MAX_EVENT_BYTES: u64 = 1 << 30;
+/// The longest interval or delay in milliseconds: one day.
+const MAX_MILLIS: u64 = 86_400_000;
+
+/// A decimal number from `min` to `max` (no sign).
+fn number(name: &str, value: &str, min: u64, max: u64) -> Result<u64, CliError> {
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n) && !value.starts_with('+'))
+        .ok_or_else(|| {
+            CliError(format!(
+                "the value '{value}' of {name} is not a number from {min} to {max}"
+            ))
+        })
+}
+
+fn millis(name: &str, value: &str, min: u64) -> Result<std::time::Duration, CliError> {
+    number(name, value, min, MAX_MILLIS).map(std::time::Duration::from_millis)
+}
+
+/// The HTTP options need an HTTP mode; --tls-dir needs TLS; --close-stdout is stdio's.
+fn check_transport(options: &Options) -> Result<(), CliError> {
+    match options.transport {
+        Transport::Stdio if !options.http.is_default() => Err(CliError(
+            "the options of Streamable HTTP (--port, --tls-dir, --keep-alive-ms, --always-sse and the faults) need --https or --http".into(),
+        )),
+        Transport::Http if options.http.tls_dir.is_some() => {
+            Err(CliError("--tls-dir needs --https".into()))
+        }
+        Transport::Https | Transport::Http if options.close_stdout => Err(CliError(
+            "--close-stdout is a fault of stdio; it does not go with --https or --http".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +423,68 @@ mod tests {
         assert!(error(&["--many-tools", "100001"]).contains("--many-tools"));
         assert!(error(&["--profile", "everything"]).contains("--profile"));
         assert_eq!(error(&["--apps=yes"]), "the option --apps takes no value");
+    }
+
+    #[test]
+    fn the_http_modes_take_their_options_and_faults() {
+        let options = serve(&[
+            "--https",
+            "--port=8443",
+            "--tls-dir",
+            "/tmp/certs",
+            "--keep-alive-ms",
+            "250",
+            "--fail-status",
+            "1:503",
+            "--fail-status=3:500",
+            "--slow-stream-ms",
+            "20",
+            "--break-stream-after",
+            "0",
+            "--oversized-event",
+            "70000",
+            "--always-sse",
+            "--profile",
+            "conformance",
+        ]);
+        assert_eq!(options.transport, Transport::Https);
+        let http = &options.http;
+        assert_eq!(http.port, 8443);
+        assert_eq!(
+            http.tls_dir.as_deref(),
+            Some(std::path::Path::new("/tmp/certs"))
+        );
+        assert_eq!(http.keep_alive, std::time::Duration::from_millis(250));
+        assert!(http.always_sse);
+        assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
+        assert_eq!(
+            http.faults.slow_stream,
+            Some(std::time::Duration::from_millis(20))
+        );
+        assert_eq!(http.faults.break_stream_after, Some(0));
+        assert_eq!(http.faults.oversized_event, Some(70000));
+        assert_eq!(options.config.profile, Profile::Conformance);
+        assert_eq!(serve(&["--http"]).transport, Transport::Http);
+        assert_eq!(serve(&[]).transport, Transport::Stdio);
+    }
+
+    #[test]
+    fn http_options_need_an_http_mode() {
+        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
+        assert!(error(&["--port", "1"]).contains("need --https or --http"));
+        assert!(error(&["--slow-stream-ms", "5"]).contains("need --https or --http"));
+        assert_eq!(
+            error(&["--http", "--tls-dir", "x"]),
+            "--tls-dir needs --https"
+        );
+        assert_eq!(
+            error(&["--http", "--https"]),
+            "--https and --http exclude each other"
+        );
+        assert!(error(&["--https", "--close-stdout"]).contains("--close-stdout"));
+        assert!(error(&["--https", "--port", "65536"]).contains("'65536' of --port"));
+        assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
+        assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub mod config;
 pub mod conformance;
 pub mod context;
 pub mod diag;
+pub mod https;
 pub mod input;
 pub mod meta;
 pub mod methods;

@@ -1,0 +1,229 @@
+//! Streamable HTTP of revision 2026-07-28 (`--https`, `--http`): the same session,
+//! dispatch, tools, prompts, resources and profiles as stdio, reached by one POST per
+//! JSON-RPC message at `/mcp`.
+//!
+//! What differs from stdio is only where frames go: the session's outbox is *routed*
+//! ([`Outbox::routed`]), so the notifications and the response of a request go to the
+//! response of its POST: JSON when the response is the request's only frame, else an
+//! SSE stream ([`sse`]). A `subscriptions/listen` request keeps its SSE stream open and
+//! receives the list changes and resource updates there. Stateless: no session id; GET
+//! and DELETE get 405.
+//!
+//! On start, stdout gets the URL (`https://127.0.0.1:PORT/mcp`) as its first line and,
+//! with TLS, `ca-file: PATH` as its second: the CA certificate a client must trust.
+//! Stdout carries nothing else. The server stops at the end of stdin or on SIGTERM:
+//! listen streams get their graceful response, requests in flight get
+//! [`END_OF_INPUT_GRACE`](crate::END_OF_INPUT_GRACE), and the process exits with 0.
+//!
+//! # Layout
+//!
+//! - [`options`]: the options and faults of the command line;
+//! - [`tls`]: the certificates (loaded, or made with tls-fixtures);
+//! - [`server`]: the accept loop and the connections;
+//! - [`endpoint`]: `/mcp`, its checks and the choice of the response;
+//! - [`headers`]: `Origin`, `Accept`, and the request metadata headers (-32020);
+//! - [`sse`]: the response streams, keep-alive comments and the stream faults.
+
+pub mod endpoint;
+pub mod headers;
+pub mod options;
+pub mod server;
+pub mod sse;
+pub mod tls;
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::catalog::Catalog;
+use crate::cli::Options;
+use crate::outbox::{Outbox, Routes};
+use crate::session::{Control, Session};
+use crate::state::StateCodec;
+use crate::{END_OF_INPUT_GRACE, error, info};
+use endpoint::Endpoint;
+use options::Transport;
+use sse::StreamSettings;
+
+/// How long the connections get to write what they hold when the server stops.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Why the server stopped.
+enum Stop {
+    EndOfInput,
+    Terminated,
+    Exit(i32),
+}
+
+/// Runs the HTTP server until the end of stdin or SIGTERM; returns the exit code.
+pub async fn run(options: Options) -> i32 {
+    let tls = match options.transport {
+        Transport::Https => {
+            let made = match &options.http.tls_dir {
+                Some(dir) => tls::load(dir),
+                None => tls::generate(),
+            };
+            match made {
+                Ok(tls) => Some(tls),
+                Err(e) => {
+                    error!("http", "{e}");
+                    return 1;
+                }
+            }
+        }
+        _ => None,
+    };
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, options.http.port));
+    let listener = match TcpListener::bind(address).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            error!("http", "cannot listen on {address}: {e}");
+            return 1;
+        }
+    };
+    let port = listener
+        .local_addr()
+        .map_or(options.http.port, |a| a.port());
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://127.0.0.1:{port}/mcp");
+    let mut announce = format!("{url}\n");
+    if let Some(tls) = &tls {
+        announce.push_str(&format!("ca-file: {}\n", tls.ca_file.display()));
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(announce.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        error!("http", "stdout failed: the URL could not be announced");
+        return 1;
+    }
+    drop(stdout);
+
+    let config = options.config;
+    let states = match StateCodec::new() {
+        Ok(states) => states,
+        Err(e) => {
+            error!("http", "the server cannot start: {e}");
+            return 1;
+        }
+    };
+    let catalog = Catalog::build(&config);
+    info!(
+        "http",
+        "serving MCP 2026-07-28 at {url} with the profile {}: tools {}, prompts {}, resources {}",
+        config.profile.name(),
+        catalog.tools.len(),
+        catalog.prompts.len(),
+        catalog.resources.len()
+    );
+    let routes = Arc::new(Routes::default());
+    let (control, mut controls) = mpsc::unbounded_channel();
+    let session = Arc::new(Session::new(
+        config,
+        catalog,
+        Outbox::routed(Arc::clone(&routes)),
+        states,
+        control,
+    ));
+    let settings = StreamSettings {
+        keep_alive: options.http.keep_alive,
+        faults: options.http.faults.clone(),
+    };
+    let endpoint = Arc::new(Endpoint::new(
+        Arc::clone(&session),
+        Arc::clone(&routes),
+        settings,
+        options.http.always_sse,
+    ));
+    let stop = CancellationToken::new();
+    let tracker = TaskTracker::new();
+    let acceptor = tls
+        .as_ref()
+        .map(|tls| tokio_rustls::TlsAcceptor::from(Arc::clone(&tls.config)));
+    let accepting = tokio::spawn(server::accept(
+        listener,
+        acceptor,
+        endpoint,
+        stop.clone(),
+        tracker.clone(),
+    ));
+
+    let why = tokio::select! {
+        () = end_of_stdin() => Stop::EndOfInput,
+        () = terminated() => Stop::Terminated,
+        Some(Control::Exit(code)) = controls.recv() => Stop::Exit(code),
+    };
+    let code = match why {
+        // `crash` and `shutdown` end the process as on stdio: no further grace.
+        Stop::Exit(code) => {
+            info!("http", "the process exits with code {code}");
+            code
+        }
+        Stop::EndOfInput | Stop::Terminated => {
+            let reason = match why {
+                Stop::Terminated => "SIGTERM",
+                _ => "the end of the input of the server",
+            };
+            stop_serving(&session, &routes, reason).await;
+            stop.cancel();
+            tracker.close();
+            let _ = tokio::time::timeout(CLOSE_GRACE, tracker.wait()).await;
+            0
+        }
+    };
+    accepting.abort();
+    if let Some(dir) = tls.and_then(|tls| tls.made_dir) {
+        // Best effort: a folder left in the temporary directory harms nobody.
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    code
+}
+
+/// Listen streams end gracefully, requests in flight get [`END_OF_INPUT_GRACE`], the
+/// rest is cancelled and every stream still open ends.
+async fn stop_serving(session: &Session, routes: &Routes, reason: &str) {
+    let streams = session.end_listens(reason);
+    let deadline = tokio::time::Instant::now() + END_OF_INPUT_GRACE;
+    while session.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let cancelled = session.cancel_all();
+    routes.close_all();
+    info!(
+        "http",
+        "stopping at {reason}: {streams} listen streams ended, {cancelled} requests cancelled"
+    );
+}
+
+/// Reads stdin to its end; what it carries is ignored.
+async fn end_of_stdin() {
+    let mut stdin = tokio::io::stdin();
+    let _ = tokio::io::copy(&mut stdin, &mut tokio::io::sink()).await;
+}
+
+#[cfg(unix)]
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut signals) => {
+            signals.recv().await;
+        }
+        Err(e) => {
+            error!("http", "SIGTERM cannot be watched: {e}");
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn terminated() {
+    std::future::pending::<()>().await;
+}

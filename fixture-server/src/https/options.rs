@@ -1,0 +1,121 @@
+//! The options of the Streamable HTTP mode (`--https`, `--http`) and its fault options,
+//! as the command line gives them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How often a quiet SSE stream gets a `: keep-alive` comment line by default.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How the server is reached.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// One connection on stdin and stdout.
+    #[default]
+    Stdio,
+    /// Streamable HTTP with TLS (`--https`).
+    Https,
+    /// Streamable HTTP without TLS, on loopback only (`--http`).
+    Http,
+}
+
+/// The options of the HTTP modes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// The port on 127.0.0.1; 0: an ephemeral port.
+    pub port: u16,
+    /// Where `server.crt` and `server.key` are; `None`: certificates made in memory.
+    pub tls_dir: Option<PathBuf>,
+    /// The interval of the `: keep-alive` comment lines of SSE streams.
+    pub keep_alive: Duration,
+    /// Answer every request with an SSE stream, even when its response is its only frame.
+    pub always_sse: bool,
+    pub faults: Faults,
+}
+
+impl Default for HttpOptions {
+    fn default() -> HttpOptions {
+        HttpOptions {
+            port: 0,
+            tls_dir: None,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            always_sse: false,
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Deliberate misbehaviour for the tests of HTTP clients.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// `--fail-status N:STATUS`: the Nth POST (from 1) gets STATUS and is not served.
+    pub fail_status: Vec<(u64, u16)>,
+    /// `--slow-stream-ms MS`: each SSE event waits this long before it goes out.
+    pub slow_stream: Option<Duration>,
+    /// `--break-stream-after N`: an SSE stream closes after N events, before any further
+    /// event (the response included); the request is cancelled.
+    pub break_stream_after: Option<usize>,
+    /// `--oversized-event BYTES`: every SSE stream starts with one `notifications/message`
+    /// event whose data is BYTES bytes long.
+    pub oversized_event: Option<usize>,
+}
+
+impl Faults {
+    /// The status that the POST number `n` (from 1) must get, if any.
+    pub fn status_of_post(&self, n: u64) -> Option<u16> {
+        self.fail_status
+            .iter()
+            .rev()
+            .find(|(post, _)| *post == n)
+            .map(|(_, status)| *status)
+    }
+}
+
+/// Parses `N:STATUS` of `--fail-status`: N from 1, STATUS from 200 to 599.
+pub fn parse_fail_status(value: &str) -> Option<(u64, u16)> {
+    let (post, status) = value.split_once(':')?;
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    if !digits(post) || !digits(status) {
+        return None;
+    }
+    let post = post.parse::<u64>().ok().filter(|post| *post >= 1)?;
+    let status = status
+        .parse::<u16>()
+        .ok()
+        .filter(|status| (200..=599).contains(status))?;
+    Some((post, status))
+}
+
+impl HttpOptions {
+    /// Whether no HTTP option was given (they make no sense on stdio).
+    pub fn is_default(&self) -> bool {
+        *self == HttpOptions::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_status_takes_a_post_number_and_a_status() {
+        assert_eq!(parse_fail_status("1:503"), Some((1, 503)));
+        assert_eq!(parse_fail_status("12:200"), Some((12, 200)));
+        for bad in [
+            "0:503", "1:199", "1:600", "1", ":503", "1:", "+1:503", "1:5x3",
+        ] {
+            assert_eq!(parse_fail_status(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_last_fail_status_of_a_post_wins() {
+        let faults = Faults {
+            fail_status: vec![(2, 500), (3, 429), (2, 503)],
+            ..Faults::default()
+        };
+        assert_eq!(faults.status_of_post(2), Some(503));
+        assert_eq!(faults.status_of_post(3), Some(429));
+        assert_eq!(faults.status_of_post(1), None);
+    }
+}

@@ -1,0 +1,124 @@
+//! The certificates of `--https`: loaded from `--tls-dir`, or made in memory with
+//! tls-fixtures, with the CA written where a client can read it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::ServerConfig;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tls_fixtures::files::{CA_CERT, SERVER_CERT, SERVER_KEY};
+
+/// Why TLS could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("cannot read the certificates in {}: {source}", path.display())]
+    Pem {
+        path: PathBuf,
+        #[source]
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error("{} holds no certificate", path.display())]
+    NoCertificate { path: PathBuf },
+    #[error("the certificates could not be made: {0}")]
+    Generate(#[from] tls_fixtures::Error),
+    #[error("cannot write the CA certificate {}: {source}", path.display())]
+    WriteCa {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("rustls refused the certificate and key: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+/// The TLS set-up of a serving process.
+pub struct Tls {
+    pub config: Arc<ServerConfig>,
+    /// The CA certificate that clients must trust.
+    pub ca_file: PathBuf,
+    /// A folder the server made for `ca_file`, removed when the server stops.
+    pub made_dir: Option<PathBuf>,
+}
+
+/// Loads `DIR/server.crt` and `DIR/server.key`, as `tls-fixtures generate DIR` writes them.
+pub fn load(dir: &Path) -> Result<Tls, TlsError> {
+    let cert_path = dir.join(SERVER_CERT);
+    let key_path = dir.join(SERVER_KEY);
+    let pem = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TlsError::Pem { path, source }
+    };
+    let chain = CertificateDer::pem_file_iter(&cert_path)
+        .map_err(pem(&cert_path))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(pem(&cert_path))?;
+    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(pem(&key_path))?;
+    Ok(Tls {
+        config: server_config(chain, key, &cert_path)?,
+        ca_file: dir.join(CA_CERT),
+        made_dir: None,
+    })
+}
+
+/// Makes the certificates in memory and writes the CA to a new folder under the
+/// temporary directory (only the CA: the key never touches the disk).
+pub fn generate() -> Result<Tls, TlsError> {
+    let fixtures = tls_fixtures::generate()?;
+    let dir = std::env::temp_dir().join(format!(
+        "bridge-fixture-server-{}-{}",
+        std::process::id(),
+        suffix()
+    ));
+    let ca_file = dir.join(CA_CERT);
+    let write = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TlsError::WriteCa { path, source }
+    };
+    std::fs::create_dir_all(&dir).map_err(write(&dir))?;
+    std::fs::write(&ca_file, &fixtures.ca_cert).map_err(write(&ca_file))?;
+    let memory = Path::new("(in memory)");
+    let chain = CertificateDer::pem_slice_iter(fixtures.server.chain.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(pem_error(memory))?;
+    let key =
+        PrivateKeyDer::from_pem_slice(fixtures.server.key.as_bytes()).map_err(pem_error(memory))?;
+    Ok(Tls {
+        config: server_config(chain, key, memory)?,
+        ca_file,
+        made_dir: Some(dir),
+    })
+}
+
+fn pem_error(path: &Path) -> impl FnOnce(rustls_pki_types::pem::Error) -> TlsError {
+    let path = path.to_path_buf();
+    move |source| TlsError::Pem { path, source }
+}
+
+/// Eight random hex digits, so that two servers of one process never share a folder.
+fn suffix() -> String {
+    let mut bytes = [0u8; 4];
+    // Without randomness the pid alone still names the folder.
+    let _ = getrandom::fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn server_config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    path: &Path,
+) -> Result<Arc<ServerConfig>, TlsError> {
+    if chain.is_empty() {
+        return Err(TlsError::NoCertificate {
+            path: path.to_path_buf(),
+        });
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)?;
+    // HTTP/1.1 only: one POST, one response stream.
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
