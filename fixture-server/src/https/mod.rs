@@ -63,6 +63,14 @@ enum Stop {
 
 /// Runs the HTTP server until the end of stdin or SIGTERM; returns the exit code.
 pub async fn run(options: Options) -> i32 {
+    // Watch SIGTERM before the URL is out: a client may signal as soon as it reads it.
+    let terminated = match Terminated::watch() {
+        Ok(terminated) => terminated,
+        Err(e) => {
+            error!("http", "SIGTERM cannot be watched: {e}");
+            return 1;
+        }
+    };
     let tls = match options.transport {
         Transport::Https => {
             let made = match &options.http.tls_dir {
@@ -158,7 +166,7 @@ pub async fn run(options: Options) -> i32 {
 
     let why = tokio::select! {
         () = end_of_stdin() => Stop::EndOfInput,
-        () = terminated() => Stop::Terminated,
+        () = terminated.recv() => Stop::Terminated,
         Some(Control::Exit(code)) = controls.recv() => Stop::Exit(code),
     };
     let code = match why {
@@ -209,21 +217,33 @@ async fn end_of_stdin() {
     let _ = tokio::io::copy(&mut stdin, &mut tokio::io::sink()).await;
 }
 
-#[cfg(unix)]
-async fn terminated() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut signals) => {
-            signals.recv().await;
-        }
-        Err(e) => {
-            error!("http", "SIGTERM cannot be watched: {e}");
-            std::future::pending::<()>().await;
-        }
-    }
+/// SIGTERM, watched from the start of the server.
+struct Terminated {
+    #[cfg(unix)]
+    signals: tokio::signal::unix::Signal,
 }
 
-#[cfg(not(unix))]
-async fn terminated() {
-    std::future::pending::<()>().await;
+impl Terminated {
+    #[cfg(unix)]
+    fn watch() -> std::io::Result<Terminated> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Terminated {
+            signals: signal(SignalKind::terminate())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn watch() -> std::io::Result<Terminated> {
+        Ok(Terminated {})
+    }
+
+    #[cfg(unix)]
+    async fn recv(mut self) {
+        self.signals.recv().await;
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(self) {
+        std::future::pending::<()>().await;
+    }
 }
