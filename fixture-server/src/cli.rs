@@ -303,56 +303,12 @@ fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(),
             }
             options.transport = transport;
         }
-        "--port" => options.http.port = number(name, &value, 0, u64::from(u16::MAX))? as u16,
-        "--tls-dir" => options.http.tls_dir = Some(value.into()),
-        "--keep-alive-ms" => {
-            options.http.keep_alive = millis(name, &value, 1)?;
-        }
-        "--always-sse" => options.http.always_sse = true,
-        "--fail-status" => {
-            let fault = options::parse_fail_status(&value).ok_or_else(|| {
-                CliError(format!(
-                    "the value '{value}' of --fail-status is not N:STATUS (N from 1, STATUS from 200 to 599)"
-                ))
-            })?;
-            options.http.faults.fail_status.push(fault);
-        }
-        "--slow-stream-ms" => options.http.faults.slow_stream = Some(millis(name, &value, 1)?),
-        "--break-stream-after" => {
-            options.http.faults.break_stream_after =
-                Some(number(name, &value, 0, MAX_STREAM_EVENTS)? as usize);
-        }
-        "--oversized-event" => {
-            options.http.faults.oversized_event =
-                Some(number(name, &value, 1, MAX_EVENT_BYTES)? as usize);
+        name if options::HTTP_OPTIONS.contains(&name) => {
+            options::apply(&mut options.http, name, &value).map_err(CliError)?;
         }
         other => return Err(CliError(format!("unknown argument '{other}'"))),
     }
     Ok(())
-}
-
-/// The largest N of `--break-stream-after`.
-const MAX_STREAM_EVENTS: u64 = 1_000_000;
-/// The largest event of `--oversized-event`: 1 GiB.
-const MAX_EVENT_BYTES: u64 = 1 << 30;
-/// The longest interval or delay in milliseconds: one day.
-const MAX_MILLIS: u64 = 86_400_000;
-
-/// A decimal number from `min` to `max` (no sign).
-fn number(name: &str, value: &str, min: u64, max: u64) -> Result<u64, CliError> {
-    value
-        .parse::<u64>()
-        .ok()
-        .filter(|n| (min..=max).contains(n) && !value.starts_with('+'))
-        .ok_or_else(|| {
-            CliError(format!(
-                "the value '{value}' of {name} is not a number from {min} to {max}"
-            ))
-        })
-}
-
-fn millis(name: &str, value: &str, min: u64) -> Result<std::time::Duration, CliError> {
-    number(name, value, min, MAX_MILLIS).map(std::time::Duration::from_millis)
 }
 
 /// The HTTP options need an HTTP mode; --tls-dir needs TLS; --close-stdout is stdio's.
@@ -426,46 +382,24 @@ mod tests {
     }
 
     #[test]
-    fn the_http_modes_take_their_options_and_faults() {
-        let options = serve(&[
-            "--https",
-            "--port=8443",
-            "--tls-dir",
-            "/tmp/certs",
-            "--keep-alive-ms",
-            "250",
-            "--fail-status",
-            "1:503",
-            "--fail-status=3:500",
-            "--slow-stream-ms",
-            "20",
-            "--break-stream-after",
-            "0",
-            "--oversized-event",
-            "70000",
-            "--always-sse",
-            "--profile",
-            "conformance",
-        ]);
+    fn the_http_modes_take_their_options() {
+        let options = serve(&["--https", "--port=8443", "--fail-status", "1:503", "--apps"]);
         assert_eq!(options.transport, Transport::Https);
-        let http = &options.http;
-        assert_eq!(http.port, 8443);
-        assert_eq!(
-            http.tls_dir.as_deref(),
-            Some(std::path::Path::new("/tmp/certs"))
-        );
-        assert_eq!(http.keep_alive, std::time::Duration::from_millis(250));
-        assert!(http.always_sse);
-        assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
-        assert_eq!(
-            http.faults.slow_stream,
-            Some(std::time::Duration::from_millis(20))
-        );
-        assert_eq!(http.faults.break_stream_after, Some(0));
-        assert_eq!(http.faults.oversized_event, Some(70000));
-        assert_eq!(options.config.profile, Profile::Conformance);
+        assert_eq!(options.http.port, 8443);
+        assert_eq!(options.http.faults.fail_status, [(1, 503)]);
+        assert!(options.config.apps);
         assert_eq!(serve(&["--http"]).transport, Transport::Http);
         assert_eq!(serve(&[]).transport, Transport::Stdio);
+        for spec in OPTIONS
+            .iter()
+            .filter(|spec| options::HTTP_OPTIONS.contains(&spec.name))
+        {
+            assert!(
+                spec.takes_value || spec.name == "--always-sse",
+                "{}",
+                spec.name
+            );
+        }
     }
 
     #[test]

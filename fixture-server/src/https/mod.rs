@@ -7,7 +7,9 @@
 //! response of its POST: JSON when the response is the request's only frame, else an
 //! SSE stream ([`sse`]). A `subscriptions/listen` request keeps its SSE stream open and
 //! receives the list changes and resource updates there. Stateless: no session id; GET
-//! and DELETE get 405.
+//! and DELETE get 405. As on stdio, request ids must be unique among the requests in
+//! flight (of every client): one server state serves all POSTs, so that `toggle` in one
+//! POST reaches the listen stream of another.
 //!
 //! On start, stdout gets the URL (`https://127.0.0.1:PORT/mcp`) as its first line and,
 //! with TLS, `ca-file: PATH` as its second: the CA certificate a client must trust.

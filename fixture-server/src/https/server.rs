@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -72,7 +72,11 @@ where
         let endpoint = Arc::clone(&endpoint);
         async move { Ok::<_, std::convert::Infallible>(endpoint.handle(request).await) }
     });
-    let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    // The timer arms hyper's 30 s limit on reading a request head: a client that
+    // trickles bytes must not hold a connection forever.
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .serve_connection(TokioIo::new(stream), service);
     let mut connection = std::pin::pin!(connection);
     let result = tokio::select! {
         result = connection.as_mut() => result,

@@ -45,15 +45,11 @@ pub struct Tls {
 pub fn load(dir: &Path) -> Result<Tls, TlsError> {
     let cert_path = dir.join(SERVER_CERT);
     let key_path = dir.join(SERVER_KEY);
-    let pem = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| TlsError::Pem { path, source }
-    };
     let chain = CertificateDer::pem_file_iter(&cert_path)
-        .map_err(pem(&cert_path))?
+        .map_err(pem_error(&cert_path))?
         .collect::<Result<Vec<_>, _>>()
-        .map_err(pem(&cert_path))?;
-    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(pem(&key_path))?;
+        .map_err(pem_error(&cert_path))?;
+    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(pem_error(&key_path))?;
     Ok(Tls {
         config: server_config(chain, key, &cert_path)?,
         ca_file: dir.join(CA_CERT),
