@@ -55,6 +55,8 @@ use sse::StreamSettings;
 
 /// How long the connections get to write what they hold when the server stops.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
+/// How long the connections get when a tool ends the process (`crash`, `shutdown`).
+pub const EXIT_FLUSH: Duration = Duration::from_millis(100);
 
 /// Why the server stopped.
 enum Stop {
@@ -174,6 +176,11 @@ pub async fn run(options: Options) -> i32 {
     let code = match why {
         // `crash` and `shutdown` end the process as on stdio: no further grace.
         Stop::Exit(code) => {
+            // The response that `shutdown` or `crash after_ms` already queued goes out;
+            // a connection still waiting (`crash` at once) gets no more than EXIT_FLUSH.
+            stop.cancel();
+            tracker.close();
+            let _ = tokio::time::timeout(EXIT_FLUSH, tracker.wait()).await;
             info!("http", "the process exits with code {code}");
             code
         }

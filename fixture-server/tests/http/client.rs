@@ -70,6 +70,16 @@ pub fn mcp_headers(frame: &Value) -> Vec<(String, String)> {
     headers
 }
 
+/// The executable under test: Cargo's, or `$FIXTURE_SERVER_EXE` when set. Worktrees
+/// that share one target folder share its `debug/bridge-fixture-server` too, and a
+/// build of another branch replaces it; the variable pins a copy of this branch's.
+fn executable() -> PathBuf {
+    std::env::var_os("FIXTURE_SERVER_EXE").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_bridge-fixture-server")),
+        PathBuf::from,
+    )
+}
+
 pub struct Server {
     pub child: Child,
     stdin: Option<ChildStdin>,
@@ -83,7 +93,7 @@ pub struct Server {
 impl Server {
     /// Starts the executable with `args` and reads its announcement lines.
     pub async fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bridge-fixture-server"))
+        let mut child = Command::new(executable())
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -88,3 +88,50 @@ async fn a_fixed_port_is_served() {
     .await
     .unwrap();
 }
+
+#[tokio::test]
+async fn shutdown_answers_ends_the_listen_stream_then_exits_0() {
+    let mut server = Server::start(&["--https"]).await;
+    let listen = request(
+        json!("L"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+        json!({}),
+    );
+    let mut events = super::client::Events::of(server.post(&listen).await);
+    events.next_data().await.unwrap();
+    let answer = server
+        .call(&request(
+            json!(1),
+            "tools/call",
+            json!({"name": "shutdown", "arguments": {"after_ms": 1}}),
+            json!({}),
+        ))
+        .await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "the server ended its listen streams and stops in 1 ms"
+    );
+    assert_eq!(events.next_data().await.unwrap()["id"], "L");
+    assert_eq!(server.exit_code().await, Some(0));
+}
+
+#[tokio::test]
+async fn crash_ends_the_process_with_3_without_a_response() {
+    let mut server = Server::start(&["--https"]).await;
+    let crash = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "crash", "arguments": {}}),
+        json!({}),
+    );
+    let sent = server
+        .send(
+            "POST",
+            &super::client::mcp_headers(&crash),
+            crash.to_string().into_bytes(),
+        )
+        .await;
+    assert!(sent.is_err(), "no response: {sent:?}");
+    assert_eq!(server.exit_code().await, Some(3));
+}
