@@ -68,8 +68,13 @@ Options:
   --no-completions   Declares no completions; completion/complete gets -32601
   --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
                      reading stdin
+  -h, --help         Prints this help
+  -V, --version      Prints the version
 
-Streamable HTTP (the same tools, prompts, resources and profiles):
+Streamable HTTP (the same tools, prompts, resources and profiles): one POST per
+JSON-RPC message at /mcp, answered with JSON or SSE, 202 for a notification, 405 for
+GET and DELETE; a missing or mismatched MCP-Protocol-Version, Mcp-Method or Mcp-Name
+header gets 400 with the JSON-RPC error -32020.
   --https            Serves https://127.0.0.1:PORT/mcp. Stdout gets two lines: the URL,
                      then \"ca-file: PATH\", the CA certificate (PEM) that a client must
                      trust. The server stops at the end of stdin or on SIGTERM.
@@ -83,7 +88,9 @@ Streamable HTTP (the same tools, prompts, resources and profiles):
                      (default 15000)
   --always-sse       Answers every request with an SSE stream (default: JSON when the
                      response is the only frame of the request)
-Faults of the HTTP modes (for the tests of clients; on SSE streams only):
+
+Faults of the HTTP modes, for the tests of clients (all but --fail-status act on SSE
+streams only; --always-sse gives every request one):
   --fail-status N:STATUS  The Nth POST (from 1) gets the HTTP status STATUS (200-599)
                      and a text body, and is not served; may be repeated
   --slow-stream-ms MS     Waits MS milliseconds before each SSE event
@@ -91,8 +98,6 @@ Faults of the HTTP modes (for the tests of clients; on SSE streams only):
                      (the request is cancelled)
   --oversized-event BYTES Starts each SSE stream with one notifications/message event
                      whose data is BYTES bytes long
-  -h, --help         Prints this help
-  -V, --version      Prints the version
 
 Exit codes: 0 at the end of stdin, on SIGTERM (HTTP) and after the tool shutdown,
 1 when stdout fails or the HTTP server cannot start, 2 for a bad command line, 3 after
