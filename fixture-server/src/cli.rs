@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 
 use crate::config::{Config, Profile};
-use crate::https::options::{self, HttpOptions, Transport};
+use crate::https::options::{self, HttpOptions, TlsCase, Transport};
 
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,6 +84,9 @@ header gets 400 with the JSON-RPC error -32020.
                      `tls-fixtures generate DIR`); ca-file is DIR/ca.crt. Without it the
                      certificates are made in memory and the CA is written to a new
                      folder under the temporary directory
+  --tls-case CASE    The certificate the server presents: good (default), or a case that
+                     a client trusting ca-file must refuse: expired, wrong-host (for
+                     wrong.example only) or unknown-ca (issued by an untrusted CA)
   --keep-alive-ms MS The interval of \": keep-alive\" comment lines on SSE streams
                      (default 15000)
   --always-sse       Answers every request with an SSE stream (default: JSON when the
@@ -158,6 +161,11 @@ const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "--tls-dir",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--tls-case",
         short: None,
         takes_value: true,
     },
@@ -324,6 +332,9 @@ fn check_transport(options: &Options) -> Result<(), CliError> {
         )),
         Transport::Http if options.http.tls_dir.is_some() => {
             Err(CliError("--tls-dir needs --https".into()))
+        }
+        Transport::Http if options.http.tls_case != TlsCase::Good => {
+            Err(CliError("--tls-case needs --https".into()))
         }
         Transport::Https | Transport::Http if options.close_stdout => Err(CliError(
             "--close-stdout is a fault of stdio; it does not go with --https or --http".into(),

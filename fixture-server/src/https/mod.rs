@@ -77,9 +77,10 @@ pub async fn run(options: Options) -> i32 {
     };
     let tls = match options.transport {
         Transport::Https => {
+            let case = options.http.tls_case;
             let made = match &options.http.tls_dir {
-                Some(dir) => tls::load(dir),
-                None => tls::generate(),
+                Some(dir) => tls::load(dir, case),
+                None => tls::generate(case),
             };
             match made {
                 Ok(tls) => Some(tls),

@@ -26,6 +26,8 @@ pub struct HttpOptions {
     pub port: u16,
     /// Where `server.crt` and `server.key` are; `None`: certificates made in memory.
     pub tls_dir: Option<PathBuf>,
+    /// Which certificate the server presents: the good one, or a negative case.
+    pub tls_case: TlsCase,
     /// The interval of the `: keep-alive` comment lines of SSE streams.
     pub keep_alive: Duration,
     /// Answer every request with an SSE stream, even when its response is its only frame.
@@ -38,9 +40,36 @@ impl Default for HttpOptions {
         HttpOptions {
             port: 0,
             tls_dir: None,
+            tls_case: TlsCase::Good,
             keep_alive: DEFAULT_KEEP_ALIVE,
             always_sse: false,
             faults: Faults::default(),
+        }
+    }
+}
+
+/// The certificate of `--tls-case`: the negative cases let a client's tests prove that
+/// it refuses a bad server while it trusts the announced CA.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TlsCase {
+    #[default]
+    Good,
+    /// Issued by the trusted CA, expired.
+    Expired,
+    /// Issued by the trusted CA, for `wrong.example` only.
+    WrongHost,
+    /// Issued by a CA that the client does not trust.
+    UnknownCa,
+}
+
+impl TlsCase {
+    pub fn parse(text: &str) -> Option<TlsCase> {
+        match text {
+            "good" => Some(TlsCase::Good),
+            "expired" => Some(TlsCase::Expired),
+            "wrong-host" => Some(TlsCase::WrongHost),
+            "unknown-ca" => Some(TlsCase::UnknownCa),
+            _ => None,
         }
     }
 }
@@ -75,6 +104,7 @@ impl Faults {
 pub const HTTP_OPTIONS: &[&str] = &[
     "--port",
     "--tls-dir",
+    "--tls-case",
     "--keep-alive-ms",
     "--always-sse",
     "--fail-status",
@@ -96,6 +126,13 @@ pub fn apply(http: &mut HttpOptions, name: &str, value: &str) -> Result<(), Stri
     match name {
         "--port" => http.port = number(name, value, 0, u64::from(u16::MAX))?,
         "--tls-dir" => http.tls_dir = Some(value.into()),
+        "--tls-case" => {
+            http.tls_case = TlsCase::parse(value).ok_or_else(|| {
+                format!(
+                    "the value '{value}' of --tls-case is not a case (good, expired, wrong-host, unknown-ca)"
+                )
+            })?;
+        }
         "--keep-alive-ms" => http.keep_alive = millis(name, value)?,
         "--always-sse" => http.always_sse = true,
         "--fail-status" => {
@@ -172,6 +209,7 @@ mod tests {
         let http = parsed(&[
             ("--port", "8443"),
             ("--tls-dir", "/tmp/certs"),
+            ("--tls-case", "wrong-host"),
             ("--keep-alive-ms", "250"),
             ("--always-sse", ""),
             ("--fail-status", "1:503"),
@@ -186,6 +224,7 @@ mod tests {
             http.tls_dir.as_deref(),
             Some(std::path::Path::new("/tmp/certs"))
         );
+        assert_eq!(http.tls_case, TlsCase::WrongHost);
         assert_eq!(http.keep_alive, Duration::from_millis(250));
         assert!(http.always_sse);
         assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
@@ -204,6 +243,7 @@ mod tests {
         assert!(error("--keep-alive-ms", "0").contains("--keep-alive-ms"));
         assert!(error("--oversized-event", "+5").contains("--oversized-event"));
         assert!(error("--fail-status", "0:500").contains("N:STATUS"));
+        assert!(error("--tls-case", "bad").contains("--tls-case"));
     }
 
     #[test]

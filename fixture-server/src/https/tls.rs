@@ -7,7 +7,10 @@ use std::sync::Arc;
 use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tls_fixtures::files::{CA_CERT, SERVER_CERT, SERVER_KEY};
+use tls_fixtures::files::{self, CA_CERT};
+use tls_fixtures::{Fixtures, ServerPem};
+
+use super::options::TlsCase;
 
 /// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -41,10 +44,31 @@ pub struct Tls {
     pub made_dir: Option<PathBuf>,
 }
 
-/// Loads `DIR/server.crt` and `DIR/server.key`, as `tls-fixtures generate DIR` writes them.
-pub fn load(dir: &Path) -> Result<Tls, TlsError> {
-    let cert_path = dir.join(SERVER_CERT);
-    let key_path = dir.join(SERVER_KEY);
+/// The files of a case, as `tls-fixtures generate DIR` names them.
+fn file_names(case: TlsCase) -> (&'static str, &'static str) {
+    match case {
+        TlsCase::Good => (files::SERVER_CERT, files::SERVER_KEY),
+        TlsCase::Expired => (files::EXPIRED_CERT, files::EXPIRED_KEY),
+        TlsCase::WrongHost => (files::WRONG_HOST_CERT, files::WRONG_HOST_KEY),
+        TlsCase::UnknownCa => (files::UNKNOWN_CA_CERT, files::UNKNOWN_CA_KEY),
+    }
+}
+
+fn pair(fixtures: &Fixtures, case: TlsCase) -> &ServerPem {
+    match case {
+        TlsCase::Good => &fixtures.server,
+        TlsCase::Expired => &fixtures.expired,
+        TlsCase::WrongHost => &fixtures.wrong_host,
+        TlsCase::UnknownCa => &fixtures.unknown_ca,
+    }
+}
+
+/// Loads the certificate chain and key of `case` from `dir` (`server.crt` and
+/// `server.key` for the good case), as `tls-fixtures generate DIR` writes them.
+pub fn load(dir: &Path, case: TlsCase) -> Result<Tls, TlsError> {
+    let (cert_name, key_name) = file_names(case);
+    let cert_path = dir.join(cert_name);
+    let key_path = dir.join(key_name);
     let chain = CertificateDer::pem_file_iter(&cert_path)
         .map_err(pem_error(&cert_path))?
         .collect::<Result<Vec<_>, _>>()
@@ -57,9 +81,10 @@ pub fn load(dir: &Path) -> Result<Tls, TlsError> {
     })
 }
 
-/// Makes the certificates in memory and writes the CA to a new folder under the
-/// temporary directory (only the CA: the key never touches the disk).
-pub fn generate() -> Result<Tls, TlsError> {
+/// Makes the certificates in memory and writes the trusted CA to a new folder under the
+/// temporary directory (only the CA: the keys never touch the disk); the server
+/// presents the certificate of `case`.
+pub fn generate(case: TlsCase) -> Result<Tls, TlsError> {
     let fixtures = tls_fixtures::generate()?;
     let dir = std::env::temp_dir().join(format!(
         "bridge-fixture-server-{}-{}",
@@ -74,11 +99,11 @@ pub fn generate() -> Result<Tls, TlsError> {
     std::fs::create_dir_all(&dir).map_err(write(&dir))?;
     std::fs::write(&ca_file, &fixtures.ca_cert).map_err(write(&ca_file))?;
     let memory = Path::new("(in memory)");
-    let chain = CertificateDer::pem_slice_iter(fixtures.server.chain.as_bytes())
+    let server = pair(&fixtures, case);
+    let chain = CertificateDer::pem_slice_iter(server.chain.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(pem_error(memory))?;
-    let key =
-        PrivateKeyDer::from_pem_slice(fixtures.server.key.as_bytes()).map_err(pem_error(memory))?;
+    let key = PrivateKeyDer::from_pem_slice(server.key.as_bytes()).map_err(pem_error(memory))?;
     Ok(Tls {
         config: server_config(chain, key, memory)?,
         ca_file,

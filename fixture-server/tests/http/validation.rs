@@ -204,3 +204,37 @@ async fn a_client_that_does_not_trust_the_ca_is_refused_at_the_handshake() {
         .unwrap_err();
     assert!(error.contains("UnknownIssuer"), "{error}");
 }
+
+#[tokio::test]
+async fn each_negative_tls_case_is_refused_by_a_client_that_trusts_the_ca_file() {
+    let list = request(json!(1), "tools/list", json!({}), json!({}));
+    for (case, reason) in [
+        ("expired", "certificate expired"),
+        ("wrong-host", "not valid for name \"127.0.0.1\""),
+        ("unknown-ca", "UnknownIssuer"),
+    ] {
+        let server = Server::start(&["--https", "--tls-case", case]).await;
+        let error = server
+            .send("POST", &mcp_headers(&list), list.to_string().into_bytes())
+            .await
+            .unwrap_err();
+        assert!(error.contains(reason), "{case}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn a_negative_tls_case_loads_from_tls_dir_too() {
+    let dir = tempfile::tempdir().unwrap();
+    tls_fixtures::files::write_to(dir.path(), &tls_fixtures::generate().unwrap()).unwrap();
+    let path = dir.path().to_str().unwrap();
+    let server = Server::start(&["--https", "--tls-dir", path, "--tls-case", "wrong-host"]).await;
+    let list = request(json!(1), "tools/list", json!({}), json!({}));
+    let error = server
+        .send("POST", &mcp_headers(&list), list.to_string().into_bytes())
+        .await
+        .unwrap_err();
+    assert!(
+        error.contains("only valid for DnsName(\"wrong.example\")"),
+        "{error}"
+    );
+}
