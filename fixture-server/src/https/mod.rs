@@ -58,13 +58,6 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
 /// How long the connections get when a tool ends the process (`crash`, `shutdown`).
 pub const EXIT_FLUSH: Duration = Duration::from_millis(100);
 
-/// Why the server stopped.
-enum Stop {
-    EndOfInput,
-    Terminated,
-    Exit(i32),
-}
-
 /// Runs the HTTP server until the end of stdin or SIGTERM; returns the exit code.
 pub async fn run(options: Options) -> i32 {
     // Watch SIGTERM before the URL is out: a client may signal as soon as it reads it.
@@ -103,31 +96,75 @@ pub async fn run(options: Options) -> i32 {
     let port = listener
         .local_addr()
         .map_or(options.http.port, |a| a.port());
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let url = format!("{scheme}://127.0.0.1:{port}/mcp");
-    let mut announce = format!("{url}\n");
-    if let Some(tls) = &tls {
-        announce.push_str(&format!("ca-file: {}\n", tls.ca_file.display()));
-    }
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(announce.as_bytes())
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
-        error!("http", "stdout failed: the URL could not be announced");
-        return 1;
-    }
-    drop(stdout);
-
-    let config = options.config;
-    let states = match StateCodec::new() {
-        Ok(states) => states,
+    let url = match announce(port, tls.as_ref()) {
+        Ok(url) => url,
+        Err(e) => {
+            error!("http", "stdout failed: the URL could not be announced: {e}");
+            return 1;
+        }
+    };
+    let (endpoint, mut controls) = match endpoint(&options, &url) {
+        Ok(made) => made,
         Err(e) => {
             error!("http", "the server cannot start: {e}");
             return 1;
         }
     };
+    let stop = CancellationToken::new();
+    let tracker = TaskTracker::new();
+    let acceptor = tls
+        .as_ref()
+        .map(|tls| tokio_rustls::TlsAcceptor::from(Arc::clone(&tls.config)));
+    let accepting = tokio::spawn(server::accept(
+        listener,
+        acceptor,
+        Arc::clone(&endpoint),
+        stop.clone(),
+        tracker.clone(),
+    ));
+
+    let (code, grace) = tokio::select! {
+        () = end_of_stdin() => {
+            stop_serving(&endpoint, "the end of the input of the server").await;
+            (0, CLOSE_GRACE)
+        }
+        () = terminated.recv() => {
+            stop_serving(&endpoint, "SIGTERM").await;
+            (0, CLOSE_GRACE)
+        }
+        // `crash` and `shutdown` end the process as on stdio: what they queued goes
+        // out; a connection still waiting (`crash` at once) gets no more than EXIT_FLUSH.
+        Some(Control::Exit(code)) = controls.recv() => (code, EXIT_FLUSH),
+    };
+    stop.cancel();
+    tracker.close();
+    let _ = tokio::time::timeout(grace, tracker.wait()).await;
+    accepting.abort();
+    info!("http", "the process exits with code {code}");
+    code
+}
+
+/// Writes the URL, and with TLS the `ca-file:` line, to stdout; returns the URL.
+fn announce(port: u16, tls: Option<&tls::Tls>) -> std::io::Result<String> {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://127.0.0.1:{port}/mcp");
+    let mut lines = format!("{url}\n");
+    if let Some(tls) = tls {
+        lines.push_str(&format!("ca-file: {}\n", tls.ca_file.display()));
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(lines.as_bytes())?;
+    stdout.flush()?;
+    Ok(url)
+}
+
+/// The one session of the server behind the endpoint, with its outbox routed.
+fn endpoint(
+    options: &Options,
+    url: &str,
+) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), String> {
+    let config = options.config.clone();
+    let states = StateCodec::new()?;
     let catalog = Catalog::build(&config);
     info!(
         "http",
@@ -138,7 +175,7 @@ pub async fn run(options: Options) -> i32 {
         catalog.resources.len()
     );
     let routes = Arc::new(Routes::default());
-    let (control, mut controls) = mpsc::unbounded_channel();
+    let (control, controls) = mpsc::unbounded_channel();
     let session = Arc::new(Session::new(
         config,
         catalog,
@@ -150,71 +187,21 @@ pub async fn run(options: Options) -> i32 {
         keep_alive: options.http.keep_alive,
         faults: options.http.faults.clone(),
     };
-    let endpoint = Arc::new(Endpoint::new(
-        Arc::clone(&session),
-        Arc::clone(&routes),
-        settings,
-        options.http.always_sse,
-    ));
-    let stop = CancellationToken::new();
-    let tracker = TaskTracker::new();
-    let acceptor = tls
-        .as_ref()
-        .map(|tls| tokio_rustls::TlsAcceptor::from(Arc::clone(&tls.config)));
-    let accepting = tokio::spawn(server::accept(
-        listener,
-        acceptor,
-        endpoint,
-        stop.clone(),
-        tracker.clone(),
-    ));
-
-    let why = tokio::select! {
-        () = end_of_stdin() => Stop::EndOfInput,
-        () = terminated.recv() => Stop::Terminated,
-        Some(Control::Exit(code)) = controls.recv() => Stop::Exit(code),
-    };
-    let code = match why {
-        // `crash` and `shutdown` end the process as on stdio: no further grace.
-        Stop::Exit(code) => {
-            // The response that `shutdown` or `crash after_ms` already queued goes out;
-            // a connection still waiting (`crash` at once) gets no more than EXIT_FLUSH.
-            stop.cancel();
-            tracker.close();
-            let _ = tokio::time::timeout(EXIT_FLUSH, tracker.wait()).await;
-            info!("http", "the process exits with code {code}");
-            code
-        }
-        Stop::EndOfInput | Stop::Terminated => {
-            let reason = match why {
-                Stop::Terminated => "SIGTERM",
-                _ => "the end of the input of the server",
-            };
-            stop_serving(&session, &routes, reason).await;
-            stop.cancel();
-            tracker.close();
-            let _ = tokio::time::timeout(CLOSE_GRACE, tracker.wait()).await;
-            0
-        }
-    };
-    accepting.abort();
-    if let Some(dir) = tls.and_then(|tls| tls.made_dir) {
-        // Best effort: a folder left in the temporary directory harms nobody.
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    code
+    let endpoint = Endpoint::new(session, routes, settings, options.http.always_sse);
+    Ok((Arc::new(endpoint), controls))
 }
 
 /// Listen streams end gracefully, requests in flight get [`END_OF_INPUT_GRACE`], the
 /// rest is cancelled and every stream still open ends.
-async fn stop_serving(session: &Session, routes: &Routes, reason: &str) {
+async fn stop_serving(endpoint: &Endpoint, reason: &str) {
+    let session = &endpoint.session;
     let streams = session.end_listens(reason);
     let deadline = tokio::time::Instant::now() + END_OF_INPUT_GRACE;
     while session.in_flight() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let cancelled = session.cancel_all();
-    routes.close_all();
+    endpoint.routes.close_all();
     info!(
         "http",
         "stopping at {reason}: {streams} listen streams ended, {cancelled} requests cancelled"

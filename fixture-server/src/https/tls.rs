@@ -41,7 +41,19 @@ pub struct Tls {
     /// The CA certificate that clients must trust.
     pub ca_file: PathBuf,
     /// A folder the server made for `ca_file`, removed when the server stops.
-    pub made_dir: Option<PathBuf>,
+    pub made_dir: Option<MadeDir>,
+}
+
+/// A folder the server made; removed with its contents when dropped (on every way out
+/// of the server, an error at start included).
+#[derive(Debug)]
+pub struct MadeDir(pub PathBuf);
+
+impl Drop for MadeDir {
+    fn drop(&mut self) {
+        // Best effort: a folder left in the temporary directory harms nobody.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The files of a case, as `tls-fixtures generate DIR` names them.
@@ -97,6 +109,7 @@ pub fn generate(case: TlsCase) -> Result<Tls, TlsError> {
         move |source| TlsError::WriteCa { path, source }
     };
     std::fs::create_dir_all(&dir).map_err(write(&dir))?;
+    let made_dir = MadeDir(dir);
     std::fs::write(&ca_file, &fixtures.ca_cert).map_err(write(&ca_file))?;
     let memory = Path::new("(in memory)");
     let server = pair(&fixtures, case);
@@ -107,7 +120,7 @@ pub fn generate(case: TlsCase) -> Result<Tls, TlsError> {
     Ok(Tls {
         config: server_config(chain, key, memory)?,
         ca_file,
-        made_dir: Some(dir),
+        made_dir: Some(made_dir),
     })
 }
 
