@@ -142,24 +142,65 @@ impl Server {
         self.tls = Some(connector(ca_pem));
     }
 
-    /// Sends one HTTP request on a new connection; the response body streams.
+    /// Sends one HTTP request to `/mcp` on a new connection; the response body streams.
     pub async fn send(
         &self,
         method: &str,
         headers: &[(String, String)],
         body: Vec<u8>,
     ) -> Result<Response<Incoming>, String> {
-        let tcp = TcpStream::connect(("127.0.0.1", self.port))
-            .await
-            .map_err(|e| e.to_string())?;
+        self.send_to("/mcp", method, headers, body).await
+    }
+
+    /// POSTs `frame` with `headers` and one more header of raw bytes; returns the status
+    /// and the JSON body.
+    pub async fn send_raw_header(
+        &self,
+        frame: &Value,
+        headers: &[(String, String)],
+        name: &'static str,
+        value: &[u8],
+    ) -> (StatusCode, Value) {
+        let raw = hyper::header::HeaderValue::from_bytes(value).unwrap();
+        let mut request = self.request("/mcp", "POST", headers, frame.to_string().into_bytes());
+        request.headers_mut().insert(name, raw);
+        let response = self.exchange(request).await.unwrap();
+        (response.status(), body_json(response).await)
+    }
+
+    fn request(
+        &self,
+        path: &str,
+        method: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+    ) -> Request<Full<Bytes>> {
         let mut builder = Request::builder()
             .method(method)
-            .uri("/mcp")
+            .uri(path)
             .header("host", format!("127.0.0.1:{}", self.port));
         for (name, value) in headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
-        let request = builder.body(Full::new(Bytes::from(body))).unwrap();
+        builder.body(Full::new(Bytes::from(body))).unwrap()
+    }
+
+    /// Sends one HTTP request to `path` on a new connection.
+    pub async fn send_to(
+        &self,
+        path: &str,
+        method: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+    ) -> Result<Response<Incoming>, String> {
+        let request = self.request(path, method, headers, body);
+        self.exchange(request).await
+    }
+
+    async fn exchange(&self, request: Request<Full<Bytes>>) -> Result<Response<Incoming>, String> {
+        let tcp = TcpStream::connect(("127.0.0.1", self.port))
+            .await
+            .map_err(|e| e.to_string())?;
         match &self.tls {
             Some(tls) => {
                 let name = ServerName::try_from("127.0.0.1").unwrap();

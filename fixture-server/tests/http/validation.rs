@@ -238,3 +238,40 @@ async fn a_negative_tls_case_loads_from_tls_dir_too() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn other_paths_bad_notifications_and_bad_header_bytes_are_refused() {
+    let server = Server::start(&["--https"]).await;
+    let list = request(json!(1), "tools/list", json!({}), json!({}));
+    // Another path: a plain 404.
+    let other = server
+        .send_to(
+            "/other",
+            "POST",
+            &mcp_headers(&list),
+            list.to_string().into_bytes(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(other.status(), StatusCode::NOT_FOUND);
+    // A notification without "jsonrpc": 400 with an error that has no id.
+    let bad = json!({"method": "notifications/cancelled", "params": {"requestId": 1}});
+    let (status, frame) = refused(&server, &bad, &mcp_headers(&bad)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(frame["error"]["code"], -32600);
+    assert!(frame.get("id").is_none());
+    // Bytes outside visible ASCII in a metadata header: -32020.
+    let call = request(
+        json!(2),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+        json!({}),
+    );
+    let mut headers = mcp_headers(&call);
+    headers.retain(|(name, _)| name != "mcp-name");
+    let raw = server
+        .send_raw_header(&call, &headers, "mcp-name", b"ech\xf6")
+        .await;
+    assert_eq!(raw.0, StatusCode::BAD_REQUEST);
+    assert_eq!(raw.1["error"]["code"], -32020);
+}
