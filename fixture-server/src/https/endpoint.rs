@@ -192,7 +192,7 @@ impl Endpoint {
             );
         };
         match first {
-            Routed::Final(frame) if !self.always_sse => json(StatusCode::OK, frame),
+            Routed::Final(frame) if !self.always_sse => json(status_of(&frame), frame),
             first => {
                 let body = sse::start(first, frames, self.settings.clone(), guard);
                 let mut response = Response::new(body.boxed());
@@ -225,6 +225,22 @@ impl Drop for RouteGuard {
                 self.id
             );
         }
+    }
+}
+
+/// The status of a response sent as JSON: 400 for the protocol errors that the spec's
+/// table gives 400 (a missing client capability, -32021), 200 for every other answer.
+fn status_of(frame: &str) -> StatusCode {
+    if !frame.contains("\"error\"") {
+        return StatusCode::OK;
+    }
+    let code = serde_json::from_str::<serde_json::Value>(frame)
+        .ok()
+        .and_then(|frame| frame.get("error")?.get("code")?.as_i64());
+    if code == Some(i64::from(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0)) {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
     }
 }
 

@@ -275,3 +275,27 @@ async fn other_paths_bad_notifications_and_bad_header_bytes_are_refused() {
     assert_eq!(raw.0, StatusCode::BAD_REQUEST);
     assert_eq!(raw.1["error"]["code"], -32020);
 }
+
+#[tokio::test]
+async fn a_missing_client_capability_answers_400_and_a_tool_error_200() {
+    let server = Server::start(&["--https"]).await;
+    let mut ask = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "ask_form", "arguments": {}}),
+        json!({}),
+    );
+    ask["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let (status, frame) = refused(&server, &ask, &mcp_headers(&ask)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(frame["error"]["code"], -32021);
+    let wrong = request(
+        json!(2),
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 1}}),
+        json!({}),
+    );
+    let (status, frame) = refused(&server, &wrong, &mcp_headers(&wrong)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(frame["error"]["code"], -32602);
+}
