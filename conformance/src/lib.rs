@@ -22,6 +22,7 @@
 //!   the rules of the reference).
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
+//! - [`process_group`]: whether the upstream's process group is gone.
 #![forbid(unsafe_code)]
 
 pub mod bins;
@@ -33,6 +34,7 @@ pub mod matchers;
 pub mod matrix;
 pub mod outcome;
 pub mod paths;
+pub mod process_group;
 pub mod relay;
 pub mod replay;
 pub mod runner;

@@ -47,6 +47,7 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
             elapsed_ms: 0,
             context: None,
             skipped: Some("it needs the test faults of a debug build of the bridge".into()),
+            credits_items: credits_items(transcript),
         };
     }
     let (failures, context) = match &transcript.body {
@@ -71,7 +72,14 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
         elapsed_ms: started.elapsed().as_millis(),
         context,
         skipped: None,
+        credits_items: credits_items(transcript),
     }
+}
+
+/// Only transcripts whose expectations come from the contract count for the
+/// matrix; a recording of harness-sim only replays what the bridge once wrote.
+fn credits_items(transcript: &Transcript) -> bool {
+    matches!(transcript.body, Body::Steps(_))
 }
 
 /// The bridge process: driven by the steps, or by a simulated client.
@@ -108,8 +116,12 @@ pub(crate) async fn start_bridge(
 ) -> Result<(StdioPeer, Option<UpstreamHub>), String> {
     let header = &transcript.header;
     let mode = match &header.upstream {
-        Upstream::Scripted { exit_at_eof } => Some(Mode::Scripted {
+        Upstream::Scripted {
+            exit_at_eof,
+            ignore_sigterm,
+        } => Some(Mode::Scripted {
             exit_at_eof: *exit_at_eof,
+            ignore_sigterm: *ignore_sigterm,
         }),
         Upstream::Fixture(args) => Some(Mode::Fixture(env.bins.fixture.clone(), args.clone())),
         Upstream::None => None,
@@ -229,6 +241,23 @@ impl<'a> Run<'a> {
                     .await
                     .map_err(|e| fail(format!("send_raw: {e}")))
             }
+            StepKind::SendRepeated { text, count } => {
+                for seq in 1..=*count {
+                    self.captures.set("seq", Value::from(seq));
+                    let text = matchers::substitute_text(text, &self.captures).map_err(fail)?;
+                    let mut bytes = text.into_bytes();
+                    bytes.push(b'\n');
+                    let peer = self.peer().map_err(fail)?;
+                    peer.send_raw(&bytes)
+                        .await
+                        .map_err(|e| fail(format!("send_raw (time {seq} of {count}): {e}")))?;
+                }
+                Ok(())
+            }
+            StepKind::StopReadingStdout => {
+                self.peer().map_err(fail)?.stop_reading_stdout();
+                Ok(())
+            }
             StepKind::SendProfile { frame, id } => {
                 let profile = self
                     .transcript
@@ -290,6 +319,7 @@ impl<'a> Run<'a> {
                 self.upstream_expect(line, expected, deadline).await
             }
             StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
+            StepKind::ExpectUpstreamGone => self.upstream_gone(line, deadline).await,
             StepKind::UpstreamSend(frame) => {
                 let frame = matchers::substitute(frame, &self.captures).map_err(fail)?;
                 self.hub()
@@ -566,6 +596,33 @@ impl<'a> Run<'a> {
                     ));
                 }
             }
+        }
+    }
+
+    /// Waits until no process is left in the group of any relay.
+    async fn upstream_gone(&mut self, line: usize, deadline: Instant) -> Result<(), Failure> {
+        let pids = self.hub.as_ref().map(UpstreamHub::pids).unwrap_or_default();
+        if pids.is_empty() {
+            return Err(Failure::at(line, "the bridge started no upstream"));
+        }
+        loop {
+            let alive: Vec<u32> = pids
+                .iter()
+                .copied()
+                .filter(|pid| !crate::process_group::is_gone(*pid))
+                .collect();
+            if alive.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Failure::at(
+                    line,
+                    format!(
+                        "the process group of the upstream is still there (group ids {alive:?})"
+                    ),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 

@@ -34,6 +34,7 @@ fn load_failure(display: String, message: String) -> Box<Outcome> {
         elapsed_ms: 0,
         context: None,
         skipped: None,
+        credits_items: true,
     })
 }
 

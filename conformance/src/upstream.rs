@@ -50,8 +50,12 @@ pub enum UpEvent {
 /// How the upstream answers.
 #[derive(Debug, Clone)]
 pub enum Mode {
-    /// `exit_at_eof`: exit with code 0 at the end of the input, as a server does.
-    Scripted { exit_at_eof: bool },
+    /// `exit_at_eof`: exit with code 0 at the end of the input, as a server does;
+    /// `ignore_sigterm`: the relay survives a termination signal.
+    Scripted {
+        exit_at_eof: bool,
+        ignore_sigterm: bool,
+    },
     /// The fixture executable and its arguments.
     Fixture(PathBuf, Vec<String>),
 }
@@ -67,6 +71,8 @@ pub struct UpstreamHub {
     log: Arc<Mutex<Vec<UpRecord>>>,
     fixture_stderr: Arc<Mutex<Vec<String>>>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// The process id of each relay, which leads its process group.
+    pids: Arc<Mutex<Vec<u32>>>,
 }
 
 impl Drop for UpstreamHub {
@@ -96,15 +102,19 @@ impl UpstreamHub {
         let log: Arc<Mutex<Vec<UpRecord>>> = Arc::default();
         let fixture_stderr: Arc<Mutex<Vec<String>>> = Arc::default();
         let tasks: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let pids: Arc<Mutex<Vec<u32>>> = Arc::default();
         let accept = tokio::spawn(accept_loop(
             listener,
             mode,
             token.clone(),
             sender,
-            writers.clone(),
-            log.clone(),
-            fixture_stderr.clone(),
-            tasks.clone(),
+            Shared {
+                writers: writers.clone(),
+                log: log.clone(),
+                fixture_stderr: fixture_stderr.clone(),
+                tasks: tasks.clone(),
+                pids: pids.clone(),
+            },
         ));
         lock(&tasks).push(accept);
         Ok(Self {
@@ -115,7 +125,13 @@ impl UpstreamHub {
             log,
             fixture_stderr,
             tasks,
+            pids,
         })
+    }
+
+    /// The process ids of the relays so far (each leads its process group).
+    pub fn pids(&self) -> Vec<u32> {
+        lock(&self.pids).clone()
     }
 
     /// The next upstream event, or `None` after `deadline`.
@@ -171,42 +187,61 @@ impl UpstreamHub {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What the accept loop fills in for the hub.
+struct Shared {
+    writers: Arc<Mutex<Vec<Writer>>>,
+    log: Arc<Mutex<Vec<UpRecord>>>,
+    fixture_stderr: Arc<Mutex<Vec<String>>>,
+    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    pids: Arc<Mutex<Vec<u32>>>,
+}
+
 async fn accept_loop(
     listener: TcpListener,
     mode: Mode,
     token: String,
     events: mpsc::UnboundedSender<UpEvent>,
-    writers: Arc<Mutex<Vec<Writer>>>,
-    log: Arc<Mutex<Vec<UpRecord>>>,
-    fixture_stderr: Arc<Mutex<Vec<String>>>,
-    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    shared: Shared,
 ) {
     while let Ok((stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
         let (read, write) = stream.into_split();
         let mut read = BufReader::with_capacity(64 * 1024, read);
         let mut hello = String::new();
-        if read.read_line(&mut hello).await.is_err() || hello.trim_end() != format!("HELLO {token}")
-        {
+        if read.read_line(&mut hello).await.is_err() {
+            continue;
+        }
+        let mut words = hello.split_whitespace();
+        if words.next() != Some("HELLO") || words.next() != Some(token.as_str()) {
             // Not our relay.
             continue;
         }
+        if let Some(pid) = words.next().and_then(|pid| pid.parse().ok()) {
+            lock(&shared.pids).push(pid);
+        }
         let writer: Writer = Arc::new(tokio::sync::Mutex::new(write));
         let conn = {
-            let mut writers = lock(&writers);
+            let mut writers = lock(&shared.writers);
             writers.push(writer.clone());
             writers.len() - 1
         };
         let _ = events.send(UpEvent::Connected(conn));
         let task = match &mode {
-            Mode::Scripted { exit_at_eof } => tokio::spawn(scripted(
-                conn,
-                read,
-                exit_at_eof.then(|| writer.clone()),
-                events.clone(),
-                log.clone(),
-            )),
+            Mode::Scripted {
+                exit_at_eof,
+                ignore_sigterm,
+            } => {
+                if *ignore_sigterm {
+                    let _ = writer.lock().await.write_all(b"#ignore-sigterm\n").await;
+                }
+                tokio::spawn(scripted(
+                    conn,
+                    read,
+                    exit_at_eof.then(|| writer.clone()),
+                    events.clone(),
+                    shared.log.clone(),
+                ))
+            }
             Mode::Fixture(program, args) => tokio::spawn(proxy(
                 conn,
                 read,
@@ -214,11 +249,11 @@ async fn accept_loop(
                 program.clone(),
                 args.clone(),
                 events.clone(),
-                log.clone(),
-                fixture_stderr.clone(),
+                shared.log.clone(),
+                shared.fixture_stderr.clone(),
             )),
         };
-        lock(&tasks).push(task);
+        lock(&shared.tasks).push(task);
     }
 }
 
