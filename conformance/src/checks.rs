@@ -243,7 +243,7 @@ fn response(
         .get_mut(&id_key(id))
         .filter(|methods| !methods.is_empty())
     {
-        Some(methods) => Some(methods.remove(0)),
+        Some(methods) => Some(methods.remove(pairing(methods, object))),
         None if id.is_null() && object.contains_key("error") => None,
         None => {
             report.fail(
@@ -323,6 +323,26 @@ fn response(
         object.shift_remove("structuredContent");
     }
     report.validate(Revision::Client, def, &instance, frame);
+}
+
+/// Which of the unanswered requests with the id of a response it answers, when
+/// the id is shared (a request with the id of one in flight): a ping or a
+/// server/discover is answered at once in every state (R2, C1); a duplicate_id
+/// error answers the newest; anything else the oldest.
+fn pairing(methods: &[Option<String>], response: &Map<String, Value>) -> usize {
+    let at_once = methods
+        .iter()
+        .position(|m| matches!(m.as_deref(), Some("ping" | "server/discover")));
+    if let Some(index) = at_once {
+        return index;
+    }
+    let duplicate = response
+        .get("error")
+        .and_then(|e| e.get("data"))
+        .and_then(|d| d.get("cause"))
+        .and_then(Value::as_str)
+        == Some("duplicate_id");
+    if duplicate { methods.len() - 1 } else { 0 }
 }
 
 /// The members of revision 2026-07-28 that never reach VS Code, and the shapes of
