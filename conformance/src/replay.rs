@@ -10,8 +10,8 @@
 
 use crate::checks::{self, CheckOptions};
 use crate::format::Transcript;
+use crate::launch::{Env, recv, start_bridge};
 use crate::outcome::{Failure, diff};
-use crate::runner::{Env, recv, start_bridge};
 use harness_sim::record::{Dir, Payload, Transcript as Recording};
 use serde_json::Value;
 use std::collections::BTreeMap;
