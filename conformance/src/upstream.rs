@@ -257,13 +257,15 @@ async fn accept_loop(
     }
 }
 
-/// Reads the bridge's lines; the steps answer.
-async fn scripted(
+/// Reads the bridge's lines of connection `conn` until their end: each one is
+/// recorded, becomes an event for the steps, and goes to `forward` (which stops
+/// the reading with `false`); the end becomes the `Eof` event.
+async fn record_bridge_lines(
     conn: usize,
-    mut read: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    exit_at_eof: Option<Writer>,
-    events: mpsc::UnboundedSender<UpEvent>,
-    log: Arc<Mutex<Vec<UpRecord>>>,
+    read: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    events: &mpsc::UnboundedSender<UpEvent>,
+    log: &Mutex<Vec<UpRecord>>,
+    mut forward: impl FnMut(&[u8]) -> bool,
 ) {
     let mut line = Vec::new();
     loop {
@@ -273,15 +275,29 @@ async fn scripted(
             Ok(_) => {}
         }
         let payload = Payload::from_line(&line);
-        lock(&log).push(UpRecord {
+        lock(log).push(UpRecord {
             conn,
             dir: UpDir::ToUpstream,
             payload: payload.clone(),
             at: Instant::now(),
         });
         let _ = events.send(UpEvent::Line(conn, payload));
+        if !forward(&line) {
+            break;
+        }
     }
     let _ = events.send(UpEvent::Eof(conn));
+}
+
+/// Reads the bridge's lines; the steps answer.
+async fn scripted(
+    conn: usize,
+    mut read: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    exit_at_eof: Option<Writer>,
+    events: mpsc::UnboundedSender<UpEvent>,
+    log: Arc<Mutex<Vec<UpRecord>>>,
+) {
+    record_bridge_lines(conn, &mut read, &events, &log, |_| true).await;
     if let Some(writer) = exit_at_eof {
         let _ = writer.lock().await.write_all(b"#exit 0\n").await;
     }
@@ -362,29 +378,21 @@ async fn proxy(
             }
         }
     });
-    // The relay's lines to the fixture's stdin.
-    let up = async {
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match read.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let payload = Payload::from_line(&line);
-            lock(&log).push(UpRecord {
-                conn,
-                dir: UpDir::ToUpstream,
-                payload: payload.clone(),
-                at: Instant::now(),
-            });
-            let _ = events.send(UpEvent::Line(conn, payload));
+    // The relay's lines to the fixture's stdin; its end closes the fixture's stdin.
+    let (to_fixture, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(line) = lines.recv().await {
             if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
                 break;
             }
         }
-        let _ = events.send(UpEvent::Eof(conn));
-        drop(stdin);
+    });
+    let up = async {
+        record_bridge_lines(conn, &mut read, &events, &log, |line| {
+            to_fixture.send(line.to_vec()).is_ok()
+        })
+        .await;
+        drop(to_fixture);
         std::future::pending::<()>().await;
     };
     let status = tokio::select! {
