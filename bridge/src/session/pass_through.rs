@@ -30,7 +30,7 @@ impl Session {
     /// The upstream id at the start of `line` when it is that of a tools/call in
     /// flight; found without reading the rest of the line.
     fn call_answered_by(&self, line: &[u8]) -> Option<u64> {
-        let id = json_head::leading_members(line)
+        let id = json_shallow::head::leading_members(line)
             .take(ID_WITHIN_MEMBERS)
             .find(|(key, _)| *key == b"id")
             .and_then(|(_, value)| std::str::from_utf8(value?).ok()?.parse::<u64>().ok())?;
