@@ -261,7 +261,9 @@ impl MemberPlace {
     }
 }
 
-/// The range of `part`, a slice of `line`, in `line`.
+/// The range of `part`, a slice of `line`, in `line`: the scanner returns
+/// slices of the line, and the frame keeps ranges so that it can own the line.
+/// The ranges are only ever read with `str::get`: a wrong one could not panic.
 fn place_in(line: &str, part: &str) -> Range<usize> {
     let start = (part.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
     start..start.wrapping_add(part.len())
