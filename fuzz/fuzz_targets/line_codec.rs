@@ -6,14 +6,16 @@
 //! must be that object's id. A line that the one-level reading takes for a clean
 //! response or request must be one for the full parse too, with the same id, or
 //! JSON text that only serde_json's tree refuses (a number out of range, a lone
-//! surrogate), which the one-level reading passes on as it came.
+//! surrogate), which the one-level reading passes on as it came. The reading
+//! functions of both directions, which read each line once, must give what the
+//! full parse gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mcp_bridge_vscode::wire::codec::{self, Line, LineReader};
 use mcp_bridge_vscode::wire::codec::ParseFailure;
 use mcp_bridge_vscode::wire::frame::{LineFailure, Message, Outcome};
-use mcp_bridge_vscode::wire::raw;
+use mcp_bridge_vscode::wire::raw::{self, ClientLine, UpstreamLine};
 use serde_json::Value;
 
 /// Whether the full parse refused a line that is JSON text all the same.
@@ -51,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
             other => panic!("read as a clean request, parsed as {other:?}"),
         }
     }
+    check_read_once(data);
     let Some((&first, input)) = data.split_first() else {
         return;
     };
@@ -110,4 +113,28 @@ fn check_recovered_id(raw: &[u8], recovered: Option<Value>) {
             "a wrong id was recovered"
         );
     }
+}
+
+/// The one reading of each direction gives what the full parse gives: the same
+/// message, or the same failure.
+fn check_read_once(line: &[u8]) {
+    let full = Message::parse(line);
+    let client = raw::read_client_line(line, |_| false).map(|read| {
+        read.map(|read| match read {
+            ClientLine::Message(message) => message,
+            ClientLine::Forward(request) => panic!("forwarded no method: {request:?}"),
+        })
+    });
+    assert_eq!(client, full, "the client's reading");
+    let upstream = match raw::read_upstream_line(line.to_vec()) {
+        Ok(Some(UpstreamLine::Result(result))) => result.into_message().map(Some),
+        Ok(Some(UpstreamLine::Message(message))) => Ok(Some(message)),
+        Ok(None) => Ok(None),
+        Err(failure) => Err(failure),
+    };
+    let upstream = upstream.map_err(|(bytes, failure)| {
+        assert_eq!(bytes, line, "the bytes of an unreadable line");
+        failure
+    });
+    assert_eq!(upstream, full, "the upstream's reading");
 }

@@ -1,4 +1,8 @@
-//! A JSON object read one level deep, in one pass.
+//! JSON text read without a tree.
+//!
+//! Two readers: [`object_members`] reads a whole JSON object one level deep in
+//! one pass, and [`head`] reads the ends of an object whose text is cut (the
+//! id of a line over a size limit).
 //!
 //! A bridge that passes JSON-RPC lines through looks only at the envelope (`id`,
 //! `method`) and at the members of `params` or `result`. A full parse, or even
@@ -11,6 +15,8 @@
 //! (serde_json 1.0.154), when they are objects whose keys make Rust strings, and
 //! adds a depth limit of its own: serde_json sets none for a raw value.
 #![forbid(unsafe_code)]
+
+pub mod head;
 
 mod key;
 mod nesting;

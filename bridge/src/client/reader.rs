@@ -6,7 +6,7 @@ use crate::rules::FORWARDED_METHODS;
 use crate::wire::codec::{self, Line, LineReader, ParseFailure};
 use crate::wire::error::Cause;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};
-use crate::wire::raw;
+use crate::wire::raw::{self, ClientLine};
 use crate::wire::shallow::ShallowObject;
 use serde_json::Value;
 use tokio::io::AsyncRead;
@@ -93,61 +93,55 @@ pub(crate) struct ForwardedRequest {
     pub params: Option<ShallowObject<'static>>,
 }
 
-/// `line` as a clean request of a method that goes upstream; `None` for any other
-/// line, which the full parse reads.
-fn forwarded_request(line: &[u8]) -> Option<ForwardedRequest> {
-    let request = raw::clean_request(std::str::from_utf8(line).ok()?)?;
-    FORWARDED_METHODS
-        .contains(&request.method.as_ref())
-        .then(|| ForwardedRequest {
-            id: request.id,
-            method: request.method.into_owned(),
-            params: request.params.map(ShallowObject::into_owned),
-        })
-}
-
+/// Reads one line of VS Code, once: the one reading function of this direction.
+/// A clean request of a method that goes upstream stays JSON text; any other
+/// line is a message, or the error that VS Code gets for it.
 fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
-    if let Line::Complete(bytes) = &line
-        && let Some(request) = forwarded_request(bytes)
-    {
-        return Some(ClientEvent::Forward(request));
-    }
     match line {
-        Line::Complete(bytes) => match Message::parse(&bytes) {
-            Ok(None) => None,
-            Ok(Some(message)) => Some(ClientEvent::Message(message)),
-            Err(LineFailure::Invalid(invalid)) if invalid.kind == InvalidKind::Notification => {
-                tracing::debug!(target: BRIDGE, "dropped a notification of the client that is not valid JSON-RPC");
-                None
-            }
-            Err(LineFailure::Invalid(invalid)) => Some(ClientEvent::Unusable {
-                recovered_id: invalid.id.clone(),
-                id: invalid.id,
-                cause: match invalid.kind {
-                    InvalidKind::Shape => Cause::InvalidRequestShape,
-                    InvalidKind::Params | InvalidKind::Notification => Cause::InvalidParams,
-                },
-                detail: None,
-            }),
-            Err(LineFailure::Parse(failure)) => {
-                let recovered_id = codec::recover_id_of_line(&bytes);
-                Some(match failure {
-                    // JSON-RPC answers a parse error with a null id.
-                    ParseFailure::NotJson => ClientEvent::Unusable {
-                        id: None,
-                        recovered_id,
-                        cause: Cause::ParseError,
-                        detail: None,
+        Line::Complete(bytes) => {
+            match raw::read_client_line(&bytes, |method| FORWARDED_METHODS.contains(&method)) {
+                Ok(None) => None,
+                Ok(Some(ClientLine::Forward(request))) => {
+                    Some(ClientEvent::Forward(ForwardedRequest {
+                        id: request.id,
+                        method: request.method.into_owned(),
+                        params: request.params.map(ShallowObject::into_owned),
+                    }))
+                }
+                Ok(Some(ClientLine::Message(message))) => Some(ClientEvent::Message(message)),
+                Err(LineFailure::Invalid(invalid)) if invalid.kind == InvalidKind::Notification => {
+                    tracing::debug!(target: BRIDGE, "dropped a notification of the client that is not valid JSON-RPC");
+                    None
+                }
+                Err(LineFailure::Invalid(invalid)) => Some(ClientEvent::Unusable {
+                    recovered_id: invalid.id.clone(),
+                    id: invalid.id,
+                    cause: match invalid.kind {
+                        InvalidKind::Shape => Cause::InvalidRequestShape,
+                        InvalidKind::Params | InvalidKind::Notification => Cause::InvalidParams,
                     },
-                    ParseFailure::TooDeep => ClientEvent::Unusable {
-                        id: recovered_id.clone(),
-                        recovered_id,
-                        cause: Cause::TooDeep,
-                        detail: Some(format!("the limit is {} levels", codec::MAX_DEPTH)),
-                    },
-                })
+                    detail: None,
+                }),
+                Err(LineFailure::Parse(failure)) => {
+                    let recovered_id = codec::recover_id_of_line(&bytes);
+                    Some(match failure {
+                        // JSON-RPC answers a parse error with a null id.
+                        ParseFailure::NotJson => ClientEvent::Unusable {
+                            id: None,
+                            recovered_id,
+                            cause: Cause::ParseError,
+                            detail: None,
+                        },
+                        ParseFailure::TooDeep => ClientEvent::Unusable {
+                            id: recovered_id.clone(),
+                            recovered_id,
+                            cause: Cause::TooDeep,
+                            detail: Some(format!("the limit is {} levels", codec::MAX_DEPTH)),
+                        },
+                    })
+                }
             }
-        },
+        }
         Line::TooLong { length, head, tail } => {
             let id = codec::recover_id(&head, &tail);
             Some(ClientEvent::Unusable {

@@ -324,17 +324,8 @@ impl Session {
                 self.on_upstream_message(message).await;
                 Step::Continue
             }
-            Some(UpstreamEvent::Line(line)) => {
-                match self.pass_call_result(line).await {
-                    Some(UpstreamEvent::Message(message)) => {
-                        self.on_upstream_message(message).await
-                    }
-                    Some(UpstreamEvent::Unreadable { frame, reason, id }) => {
-                        self.on_unreadable(frame, reason, id).await
-                    }
-                    // Passed through; a parsed line is one of the two above.
-                    _ => {}
-                }
+            Some(UpstreamEvent::Result(line)) => {
+                self.on_result_line(line).await;
                 Step::Continue
             }
             Some(UpstreamEvent::Unreadable { frame, reason, id }) => {

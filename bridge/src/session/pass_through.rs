@@ -1,56 +1,50 @@
-//! The hot path of a tools/call result (R8, O10, R5): read one level deep, edited
-//! by the same rules, and written out as it came, without a tree of its content.
-//! Every other line, and a result that the rules must see whole, takes the full
-//! parse of [`event_of_line`].
+//! The hot path of a tools/call result (R8, O10, R5): the link read the line one
+//! level deep ([`ResultLine`]); the result is edited by the same rules and written
+//! out from its members' text, without a tree of its content. Any other result,
+//! and one that the rules must see whole, becomes a tree built from the same
+//! members' text.
 
 use super::Session;
 use super::forward::log_round;
 use super::table::Pending;
 use crate::rules::results::{ShallowShape, shape_call_result_shallow};
-use crate::upstream::{UpstreamEvent, event_of_line};
-use crate::wire::codec::Line;
-use crate::wire::raw::{clean_response, encode_result_line};
-
-/// How many members from the start of a line are read for its id: JSON-RPC
-/// writers put `jsonrpc` and `id` first.
-const ID_WITHIN_MEMBERS: usize = 3;
+use crate::wire::raw::{ResultLine, Unreadable, encode_result_line};
 
 impl Session {
-    /// Answers VS Code from a line that is a complete tools/call result; any other
-    /// line comes back parsed (`None` for a blank one, or when it was passed).
-    pub(super) async fn pass_call_result(&mut self, line: Vec<u8>) -> Option<UpstreamEvent> {
-        if let Some(upstream_id) = self.call_answered_by(&line)
-            && self.pass(upstream_id, &line).await
-        {
-            return None;
+    /// A clean response of the upstream: passed on from its text when it is a
+    /// complete tools/call result, else handled as a message with its tree.
+    pub(super) async fn on_result_line(&mut self, line: ResultLine) {
+        if self.answers_a_call(line.id()) && self.pass(&line).await {
+            return;
         }
-        event_of_line(Line::Complete(line))
+        match line.into_message() {
+            Ok(message) => self.on_upstream_message(message).await,
+            Err((bytes, failure)) => {
+                let Unreadable { frame, reason, id } = Unreadable::of_line(&bytes, failure);
+                self.on_unreadable(frame, reason, id).await;
+            }
+        }
     }
 
-    /// The upstream id at the start of `line` when it is that of a tools/call in
-    /// flight; found without reading the rest of the line.
-    fn call_answered_by(&self, line: &[u8]) -> Option<u64> {
-        let id = json_head::leading_members(line)
-            .take(ID_WITHIN_MEMBERS)
-            .find(|(key, _)| *key == b"id")
-            .and_then(|(_, value)| std::str::from_utf8(value?).ok()?.parse::<u64>().ok())?;
-        let Some(Pending::Request(key)) = self.requests.upstream.get(&id) else {
-            return None;
-        };
-        let request = self.requests.client.get(key)?;
-        (request.method == "tools/call").then_some(id)
-    }
-
-    /// Shapes and sends the result of `line`, the answer to `upstream_id`; `false`,
-    /// with nothing done, when the line is not a clean result that the rules can
-    /// edit one level deep.
-    async fn pass(&mut self, upstream_id: u64, line: &[u8]) -> bool {
-        let Some(response) = std::str::from_utf8(line).ok().and_then(clean_response) else {
+    /// Whether `upstream_id` is that of a tools/call in flight.
+    fn answers_a_call(&self, upstream_id: u64) -> bool {
+        let Some(Pending::Request(key)) = self.requests.upstream.get(&upstream_id) else {
             return false;
         };
-        let mut result = response.result;
+        self.requests
+            .client
+            .get(key)
+            .is_some_and(|request| request.method == "tools/call")
+    }
+
+    /// Shapes and sends the result of `line`, the answer to a tools/call in
+    /// flight; `false`, with nothing done, when the rules cannot edit it one
+    /// level deep.
+    async fn pass(&mut self, line: &ResultLine) -> bool {
+        let upstream_id = line.id();
+        let mut result = line.result();
         let shape = shape_call_result_shallow(&mut result);
-        if response.id != upstream_id || shape == ShallowShape::NeedsTree {
+        if shape == ShallowShape::NeedsTree {
             return false;
         }
         let Some(Pending::Request(key)) = self.requests.upstream.remove(&upstream_id) else {

@@ -14,9 +14,10 @@ pub mod memory;
 pub mod stdio;
 
 use crate::rules::meta::RequestMeta;
-use crate::wire::codec::{self, Line, ParseFailure};
+use crate::wire::codec::Line;
 use crate::wire::error::{BridgeError, Cause};
-use crate::wire::frame::{LineFailure, Message, Outcome};
+use crate::wire::frame::{Message, Outcome};
+use crate::wire::raw::{self, ResultLine, Unreadable, UpstreamLine};
 use crate::wire::shallow::{ShallowObject, write_json_string};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -96,11 +97,12 @@ impl Outgoing {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum UpstreamEvent {
-    /// One JSON-RPC message.
+    /// One JSON-RPC message, other than a clean response.
     Message(Message),
-    /// One whole line, not parsed yet: the session parses it with
-    /// [`event_of_line`] once it knows what the line answers.
-    Line(Vec<u8>),
+    /// A clean response (an integer id, an object result), read one level deep:
+    /// the session passes a tools/call result on from its members' text, and
+    /// builds the tree of any other result from the same text.
+    Result(ResultLine),
     /// A frame that the link could not read. When `id` names a request in flight,
     /// that request fails with `invalid_response`.
     Unreadable {
@@ -313,12 +315,12 @@ impl ConnectError {
 /// (R2, C1).
 ///
 /// The session sends every request as an [`Outgoing`] frame and expects, for each
-/// request id, exactly one of: a response ([`UpstreamEvent::Message`] or
-/// [`UpstreamEvent::Line`]), an [`UpstreamEvent::Unreadable`] naming the id, or an
+/// request id, exactly one of: a response ([`UpstreamEvent::Result`] or
+/// [`UpstreamEvent::Message`]), an [`UpstreamEvent::Unreadable`] naming the id, or an
 /// [`UpstreamEvent::RequestFailed`]. A `notifications/cancelled` for a request
 /// means the session no longer waits for it: a link over HTTP closes that
 /// request's response stream. An HTTP link sends each request as a POST, turns an
-/// SSE event or a JSON body into a message event, a status into `RequestFailed`,
+/// SSE event or a JSON body into an event with [`event_of_line`], a status into `RequestFailed`,
 /// and never sends [`UpstreamEvent::Ended`] with `ends_session` (an upstream at a
 /// URL never stops the bridge). A link that needs VS Code (the URL elicitation of
 /// a sign-in after `notifications/initialized`) sends
@@ -328,33 +330,34 @@ pub trait Connector: Send + Sync {
     fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError>;
 }
 
-/// The event for one upstream line; `None` for a blank line.
-pub(crate) fn event_of_line(line: Line) -> Option<UpstreamEvent> {
+/// Reads one line of the upstream, once: the one reading function of this
+/// direction, called by every link on each frame it receives (a line of a
+/// child's stdout; for an HTTP link, a JSON body or the data of an SSE event as a
+/// [`Line::Complete`], or a [`Line::TooLong`] when it is over the limit). `None`
+/// for a blank line.
+///
+/// Content alone decides what the event is (a link does not know what the
+/// session waits for): a clean response (an integer id, an object result) is
+/// [`UpstreamEvent::Result`], read one level deep; any other frame is a
+/// [`UpstreamEvent::Message`]. The session never parses either again.
+pub fn event_of_line(line: Line) -> Option<UpstreamEvent> {
     match line {
-        Line::Complete(bytes) => match Message::parse(&bytes) {
+        Line::Complete(bytes) => match raw::read_upstream_line(bytes) {
             Ok(None) => None,
-            Ok(Some(message)) => Some(UpstreamEvent::Message(message)),
-            Err(LineFailure::Invalid(invalid)) => Some(UpstreamEvent::Unreadable {
-                frame: "a frame".into(),
-                reason: "it is not a valid JSON-RPC message".into(),
-                id: invalid.id.or_else(|| codec::recover_id_of_line(&bytes)),
-            }),
-            Err(LineFailure::Parse(failure)) => Some(UpstreamEvent::Unreadable {
-                frame: format!("a frame of {} bytes", bytes.len()),
-                reason: match failure {
-                    ParseFailure::NotJson => "it is not valid JSON".into(),
-                    ParseFailure::TooDeep => {
-                        format!("it has more than {} levels of nesting", codec::MAX_DEPTH)
-                    }
-                },
-                id: codec::recover_id_of_line(&bytes),
-            }),
+            Ok(Some(UpstreamLine::Result(result))) => Some(UpstreamEvent::Result(result)),
+            Ok(Some(UpstreamLine::Message(message))) => Some(UpstreamEvent::Message(message)),
+            Err((bytes, failure)) => Some(Unreadable::of_line(&bytes, failure).into()),
         },
-        Line::TooLong { length, head, tail } => Some(UpstreamEvent::Unreadable {
-            frame: format!("a frame of {length} bytes"),
-            reason: "it is longer than --max-line-bytes".into(),
-            id: codec::recover_id(&head, &tail),
-        }),
+        Line::TooLong { length, head, tail } => {
+            Some(Unreadable::too_long(length, &head, &tail).into())
+        }
+    }
+}
+
+impl From<Unreadable> for UpstreamEvent {
+    fn from(unreadable: Unreadable) -> Self {
+        let Unreadable { frame, reason, id } = unreadable;
+        Self::Unreadable { frame, reason, id }
     }
 }
 
@@ -376,8 +379,12 @@ mod tests {
         let ok = event_of_line(Line::Complete(
             br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(),
         ));
+        assert!(matches!(ok, Some(UpstreamEvent::Result(result)) if result.id() == 1));
+        let error = event_of_line(Line::Complete(
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#.to_vec(),
+        ));
         assert!(matches!(
-            ok,
+            error,
             Some(UpstreamEvent::Message(Message::Response(_)))
         ));
         let (reason, id) = unreadable(Line::Complete(

@@ -12,7 +12,7 @@ use super::{
     UpstreamEvent, UpstreamLink, event_of_line,
 };
 use crate::log::{BRIDGE, MCP_STDIO};
-use crate::wire::codec::{Line, LineReader, LineWriter};
+use crate::wire::codec::{LineReader, LineWriter};
 use std::ffi::OsString;
 use std::fmt;
 use std::process::{ExitStatus, Stdio};
@@ -103,7 +103,8 @@ async fn write_frames(stdin: ChildStdin, mut frames: mpsc::UnboundedReceiver<Out
     let _ = stdin.shutdown().await;
 }
 
-/// Reads the child's stdout, one event per line, until its end.
+/// Reads the child's stdout, one event per line, each line read once
+/// ([`event_of_line`]), until its end.
 async fn read_frames(
     stdout: ChildStdout,
     events: mpsc::Sender<UpstreamEvent>,
@@ -111,50 +112,29 @@ async fn read_frames(
 ) {
     let mut lines = LineReader::new(stdout, max_line_bytes);
     while let Ok(Some(line)) = lines.next_line().await {
-        if let Line::Complete(bytes) = &line
-            && bytes.len() >= LARGE_RESULT_BYTES
-            && let Some(id) = complete_result_id(bytes)
+        let Some(event) = event_of_line(line) else {
+            continue;
+        };
+        // The one-level reading keeps no copy and no tree of the result: the
+        // announcement still comes before the session builds anything of it.
+        if let UpstreamEvent::Result(result) = &event
+            && result.len() >= LARGE_RESULT_BYTES
+            && result.is_complete()
         {
             let (seen, session_saw) = oneshot::channel();
-            if events
-                .send(UpstreamEvent::LargeResult { id, seen })
-                .await
-                .is_err()
-            {
+            let large = UpstreamEvent::LargeResult {
+                id: result.id(),
+                seen,
+            };
+            if events.send(large).await.is_err() {
                 return;
             }
             let _ = session_saw.await;
         }
-        // A whole line goes to the session unparsed: it knows what the line
-        // answers, and passes a tools/call result through without a tree.
-        let event = match line {
-            Line::Complete(bytes) => UpstreamEvent::Line(bytes),
-            too_long => match event_of_line(too_long) {
-                Some(event) => event,
-                None => continue,
-            },
-        };
         if events.send(event).await.is_err() {
             return;
         }
     }
-}
-
-/// The id of a response whose result is complete (`resultType` `complete`, or none),
-/// read without keeping anything of the line: its other members are skipped.
-fn complete_result_id(line: &[u8]) -> Option<u64> {
-    #[derive(serde::Deserialize)]
-    struct Head {
-        id: u64,
-        result: ResultHead,
-    }
-    #[derive(serde::Deserialize)]
-    struct ResultHead {
-        #[serde(rename = "resultType")]
-        result_type: Option<String>,
-    }
-    let head: Head = serde_json::from_slice(line).ok()?;
-    matches!(head.result.result_type.as_deref(), None | Some("complete")).then_some(head.id)
 }
 
 /// Waits for the child to end and reports it after its last frame.
@@ -442,26 +422,35 @@ mod groups {
 mod tests {
     use super::*;
 
+    fn result_line(line: &str) -> Option<crate::wire::raw::ResultLine> {
+        match event_of_line(crate::wire::codec::Line::Complete(line.as_bytes().to_vec())) {
+            Some(UpstreamEvent::Result(result)) => Some(result),
+            _ => None,
+        }
+    }
+
     #[test]
     fn only_complete_results_are_announced() {
         let big = "x".repeat(100);
         let complete = format!(
             r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[{{"type":"text","text":"{big}"}}],"resultType":"complete"}}}}"#
         );
-        assert_eq!(complete_result_id(complete.as_bytes()), Some(7));
+        let complete = result_line(&complete).unwrap();
+        assert_eq!((complete.id(), complete.is_complete()), (7, true));
         let old_server = format!(r#"{{"jsonrpc":"2.0","result":{{"content":"{big}"}},"id":8}}"#);
-        assert_eq!(complete_result_id(old_server.as_bytes()), Some(8));
+        let old_server = result_line(&old_server).unwrap();
+        assert_eq!((old_server.id(), old_server.is_complete()), (8, true));
         let input = format!(
             r#"{{"jsonrpc":"2.0","id":9,"result":{{"inputRequests":{{"a":"{big}"}},"resultType":"input_required"}}}}"#
         );
-        assert_eq!(complete_result_id(input.as_bytes()), None);
+        assert!(!result_line(&input).unwrap().is_complete());
         for line in [
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
             r#"{"jsonrpc":"2.0","method":"x"}"#,
             "[1]",
             "{",
         ] {
-            assert_eq!(complete_result_id(line.as_bytes()), None, "{line}");
+            assert!(result_line(line).is_none(), "{line}");
         }
     }
 }

@@ -288,10 +288,10 @@ pub fn recover_id(head: &[u8], tail: &[u8]) -> Option<Value> {
             .ok()
             .filter(super::frame::is_valid_id)
     };
-    let from_head = json_head::leading_members(head).find(|(key, _)| *key == b"id");
+    let from_head = json_shallow::head::leading_members(head).find(|(key, _)| *key == b"id");
     match from_head {
         Some((_, value)) => value.and_then(valid_id),
-        None => json_head::trailing_member(tail)
+        None => json_shallow::head::trailing_member(tail)
             .filter(|(key, _)| *key == b"id")
             .and_then(|(_, value)| valid_id(value)),
     }

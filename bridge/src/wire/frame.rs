@@ -64,21 +64,22 @@ pub enum InvalidKind {
 }
 
 /// The members of a JSON-RPC frame. A line parses straight into this, which skips
-/// the map of the top level; unknown members are left out.
+/// the map of the top level; unknown members are left out. The one-level reading
+/// of `raw` builds it from the text of the members.
 #[derive(Debug, Default, Deserialize)]
-struct Envelope {
+pub(super) struct Envelope {
     #[serde(default, deserialize_with = "present")]
-    jsonrpc: Option<Value>,
+    pub(super) jsonrpc: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
+    pub(super) id: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    method: Option<Value>,
+    pub(super) method: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    params: Option<Value>,
+    pub(super) params: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    result: Option<Value>,
+    pub(super) result: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    error: Option<Value>,
+    pub(super) error: Option<Value>,
 }
 
 /// A member that is present, `null` too (an `Option` alone reads `null` as absent).
@@ -156,7 +157,7 @@ impl Message {
 }
 
 impl Envelope {
-    fn classify(self) -> Result<Message, Invalid> {
+    pub(super) fn classify(self) -> Result<Message, Invalid> {
         let Envelope {
             jsonrpc,
             id,

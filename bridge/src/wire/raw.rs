@@ -1,15 +1,27 @@
-//! The two hot paths of the bridge, read one level deep: the requests of VS Code
-//! that go upstream, and the tools/call results that come back. Members stay JSON
-//! text (see [`ShallowObject`]).
+//! Each line read once: one pass of the scanner of `json_shallow` checks the
+//! whole line and reads its JSON-RPC members as JSON text, and the members of its
+//! `params` or `result` in the same pass. What comes out is never parsed again:
 //!
-//! Only a clean frame takes these paths; anything else is parsed whole, so that
-//! every error stays that of [`super::frame::Message::parse`].
+//! - the two hot paths stay JSON text: a clean request of VS Code that goes
+//!   upstream ([`read_client_line`]), a clean response of the upstream
+//!   ([`read_upstream_line`], kept as a [`ResultLine`]);
+//! - every other frame becomes a [`Message`], its tree built from the text of
+//!   the members that the scan has checked (`params`, `result`, `error`): only
+//!   the members that the rules read as a tree are parsed, each once.
+//!
+//! serde_json's tree refuses some text that the scanner takes as JSON (a number
+//! out of range, a lone surrogate in a string); where a tree is built of such
+//! text, the line goes to [`Message::parse`], so that every error stays that of
+//! the full parse. Those lines, and the lines that the scan refuses (not JSON,
+//! too deep, a member of JSON-RPC twice), are the only ones read twice.
 
-use super::codec::MAX_DEPTH;
-use super::frame::is_valid_id;
+use super::codec::{self, MAX_DEPTH, ParseFailure};
+use super::frame::{self, Invalid, LineFailure, Message, Outcome, Response, is_valid_id};
 use super::shallow::ShallowObject;
+use json_shallow::Member;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// A response of the upstream with an integer id and an object result, nothing else.
 #[derive(Debug)]
@@ -30,28 +42,28 @@ pub struct RawRequest<'a> {
 /// `params` or `result` (the one asked for) when it is an object.
 #[derive(Default)]
 struct Envelope<'a> {
+    jsonrpc: Option<&'a str>,
     id: Option<&'a str>,
     method: Option<&'a str>,
     params: Option<&'a str>,
     result: Option<&'a str>,
     error: Option<&'a str>,
-    inner: Option<ShallowObject<'a>>,
+    inner: Option<Vec<Member<'a>>>,
 }
 
-/// `text` as a JSON-RPC frame of version 2.0, read one level deep in one pass, and
-/// its member `inner` too when that is an object. `None` for anything else: not
-/// JSON, nested deeper than the full parse allows, a member of JSON-RPC twice
-/// (which the full parse refuses), another version.
+/// `text` read one level deep in one pass, and its member `inner` too when that
+/// is an object. `None` for anything but one JSON object within the depth of the
+/// full parse whose members of JSON-RPC come at most once (the full parse
+/// refuses a member twice).
 fn envelope<'a>(text: &'a str, inner: &str) -> Option<Envelope<'a>> {
     let (members, inner) = json_shallow::object_members_with_inner(text, MAX_DEPTH, inner)?;
     let mut envelope = Envelope {
-        inner: inner.map(ShallowObject::of_members),
+        inner,
         ..Envelope::default()
     };
-    let mut jsonrpc = None;
     for member in members {
         let slot = match member.key.as_ref() {
-            "jsonrpc" => &mut jsonrpc,
+            "jsonrpc" => &mut envelope.jsonrpc,
             "id" => &mut envelope.id,
             "method" => &mut envelope.method,
             "params" => &mut envelope.params,
@@ -63,38 +75,329 @@ fn envelope<'a>(text: &'a str, inner: &str) -> Option<Envelope<'a>> {
             return None;
         }
     }
-    (jsonrpc? == "\"2.0\"").then_some(envelope)
+    Some(envelope)
+}
+
+impl<'a> Envelope<'a> {
+    fn is_version_2(&self) -> bool {
+        self.jsonrpc == Some("\"2.0\"")
+    }
+
+    /// A clean response: `jsonrpc` `"2.0"`, an integer `id`, an object `result`
+    /// (read with `inner` `"result"`), and no other member of JSON-RPC. Its id and
+    /// the members of its result; the envelope is left as it was otherwise.
+    fn take_response(&mut self) -> Option<(u64, Vec<Member<'a>>)> {
+        if !self.is_version_2()
+            || self.method.is_some()
+            || self.params.is_some()
+            || self.error.is_some()
+            || self.result.is_none()
+        {
+            return None;
+        }
+        let id = self.id?.parse().ok()?;
+        // No inner members: the result is not an object.
+        let result = self.inner.take()?;
+        Some((id, result))
+    }
+
+    /// A clean request: `jsonrpc` `"2.0"`, a string or number `id`, a string
+    /// `method`, an object `params` (read with `inner` `"params"`) or none, and no
+    /// other member of JSON-RPC, when `wanted` takes its method. The envelope is
+    /// left as it was otherwise.
+    fn take_request(&mut self, wanted: impl FnOnce(&str) -> bool) -> Option<RawRequest<'a>> {
+        if !self.is_version_2() || self.result.is_some() || self.error.is_some() {
+            return None;
+        }
+        let id: Value = serde_json::from_str(self.id?).ok()?;
+        let method = string_of(self.method?)?;
+        if !is_valid_id(&id) || !wanted(&method) {
+            return None;
+        }
+        let params = match self.params {
+            None => None,
+            // No inner members: the params are not an object.
+            Some(_) => Some(ShallowObject::of_members(self.inner.take()?)),
+        };
+        Some(RawRequest { id, method, params })
+    }
+
+    /// The frame as a message, its members built into trees from their checked
+    /// text. `None` when serde_json's tree refuses the text of one.
+    fn into_message(self) -> Option<Result<Message, Invalid>> {
+        let tree = |text: Option<&str>| match text {
+            None => Some(None),
+            Some(text) => serde_json::from_str::<Value>(text).ok().map(Some),
+        };
+        let members = frame::Envelope {
+            jsonrpc: tree(self.jsonrpc)?,
+            id: tree(self.id)?,
+            method: tree(self.method)?,
+            params: tree(self.params)?,
+            result: tree(self.result)?,
+            error: tree(self.error)?,
+        };
+        Some(members.classify())
+    }
+}
+
+/// The message of a line that one pass read as `envelope`: the full parse
+/// answers only where a tree refuses the text of a member.
+fn message_of(envelope: Envelope<'_>, line: &[u8]) -> Result<Option<Message>, LineFailure> {
+    match envelope.into_message() {
+        Some(message) => message.map(Some).map_err(LineFailure::Invalid),
+        None => Message::parse(line),
+    }
+}
+
+/// What a line of VS Code is, read once.
+#[derive(Debug)]
+pub enum ClientLine<'a> {
+    /// A clean request of a method that `forward` takes, its params as JSON text.
+    Forward(RawRequest<'a>),
+    Message(Message),
+}
+
+/// Reads one line of VS Code once (`Ok(None)` for a blank line): a clean request
+/// of a method that `forward` takes stays JSON text, and any other frame is a
+/// message. The errors are those of [`Message::parse`].
+pub fn read_client_line(
+    line: &[u8],
+    forward: impl FnOnce(&str) -> bool,
+) -> Result<Option<ClientLine<'_>>, LineFailure> {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Err(LineFailure::Parse(ParseFailure::NotJson));
+    };
+    let Some(mut envelope) = envelope(text, "params") else {
+        return Message::parse(line).map(|message| message.map(ClientLine::Message));
+    };
+    if let Some(request) = envelope.take_request(forward) {
+        return Ok(Some(ClientLine::Forward(request)));
+    }
+    message_of(envelope, line).map(|message| message.map(ClientLine::Message))
+}
+
+/// What a line of the upstream is, read once.
+#[derive(Debug)]
+pub enum UpstreamLine {
+    /// A clean response: an integer id and an object result, read one level deep.
+    Result(ResultLine),
+    Message(Message),
+}
+
+/// Reads one line of the upstream once (`Ok(None)` for a blank line): a clean
+/// response is kept as its line with the places of its result's members, and
+/// any other frame is a message. The errors are those of [`Message::parse`].
+/// Nothing here knows what the session waits for: content alone decides.
+pub fn read_upstream_line(line: Vec<u8>) -> Result<Option<UpstreamLine>, (Vec<u8>, LineFailure)> {
+    let text = match String::from_utf8(line) {
+        Ok(text) => text,
+        Err(error) => {
+            return Err((
+                error.into_bytes(),
+                LineFailure::Parse(ParseFailure::NotJson),
+            ));
+        }
+    };
+    let read = match envelope(&text, "result") {
+        None => Message::parse(text.as_bytes()),
+        Some(mut envelope) => match envelope.take_response() {
+            Some((id, members)) => {
+                let members = members
+                    .into_iter()
+                    .map(|member| MemberPlace::of(&text, member))
+                    .collect();
+                return Ok(Some(UpstreamLine::Result(ResultLine {
+                    line: text,
+                    id,
+                    members,
+                })));
+            }
+            None => message_of(envelope, text.as_bytes()),
+        },
+    };
+    match read {
+        Ok(message) => Ok(message.map(UpstreamLine::Message)),
+        Err(failure) => Err((text.into_bytes(), failure)),
+    }
+}
+
+/// A clean response of the upstream, kept as its line: the session shapes a
+/// tools/call result from the members' text without a tree, and builds the tree
+/// of any other result from the same text (its members, each parsed once).
+#[derive(Debug)]
+pub struct ResultLine {
+    line: String,
+    id: u64,
+    /// The members of the result, in order (a name given twice comes twice).
+    members: Vec<MemberPlace>,
+}
+
+/// Where one member of the result is in the line.
+#[derive(Debug)]
+struct MemberPlace {
+    key: KeyPlace,
+    value: Range<usize>,
+}
+
+#[derive(Debug)]
+enum KeyPlace {
+    /// A key without escapes, as it is in the line.
+    InLine(Range<usize>),
+    /// A key with its escapes undone.
+    Decoded(String),
+}
+
+impl MemberPlace {
+    fn of(line: &str, member: Member<'_>) -> Self {
+        let key = match member.key {
+            Cow::Borrowed(key) => KeyPlace::InLine(place_in(line, key)),
+            Cow::Owned(key) => KeyPlace::Decoded(key),
+        };
+        Self {
+            key,
+            value: place_in(line, member.value),
+        }
+    }
+}
+
+/// The range of `part`, a slice of `line`, in `line`: the scanner returns
+/// slices of the line, and the frame keeps ranges so that it can own the line.
+/// The ranges are only ever read with `str::get`: a wrong one could not panic.
+fn place_in(line: &str, part: &str) -> Range<usize> {
+    let start = (part.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    start..start.wrapping_add(part.len())
+}
+
+impl ResultLine {
+    /// The upstream id that the response answers.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The length of the line in bytes.
+    pub fn len(&self) -> usize {
+        self.line.len()
+    }
+
+    /// Whether the line is empty (never: a response has members).
+    pub fn is_empty(&self) -> bool {
+        self.line.is_empty()
+    }
+
+    /// The result, its members borrowed from the line.
+    pub fn result(&self) -> ShallowObject<'_> {
+        // Every place was taken from this line, so every `get` finds its text.
+        let members = self
+            .members
+            .iter()
+            .filter_map(|member| {
+                let key = match &member.key {
+                    KeyPlace::InLine(place) => Cow::Borrowed(self.line.get(place.clone())?),
+                    KeyPlace::Decoded(key) => Cow::Borrowed(key.as_str()),
+                };
+                Some((key, Cow::Borrowed(self.line.get(member.value.clone())?)))
+            })
+            .collect();
+        ShallowObject::of_pairs(members)
+    }
+
+    /// Whether the result is complete: its `resultType` is `"complete"`, or it
+    /// has none (a server of an older revision). Read from the text, no tree.
+    pub fn is_complete(&self) -> bool {
+        let result_type = self.members.iter().rev().find(|member| match &member.key {
+            KeyPlace::InLine(place) => self.line.get(place.clone()) == Some("resultType"),
+            KeyPlace::Decoded(key) => key == "resultType",
+        });
+        match result_type {
+            None => true,
+            Some(member) => matches!(
+                self.line.get(member.value.clone()),
+                Some("\"complete\"" | "null")
+            ),
+        }
+    }
+
+    /// The response as a message, its result a tree built from the members'
+    /// text. A line whose text a tree refuses goes to [`Message::parse`], and
+    /// comes back with the bytes for the error.
+    pub fn into_message(self) -> Result<Message, (Vec<u8>, LineFailure)> {
+        match self.result().to_map() {
+            Ok(result) => Ok(Message::Response(Response {
+                id: Value::from(self.id),
+                outcome: Outcome::Result(Value::Object(result)),
+            })),
+            Err(_) => match Message::parse(self.line.as_bytes()) {
+                Ok(Some(message)) => Ok(message),
+                // A response is never blank: the parse refused it.
+                Ok(None) => Err((
+                    self.line.into_bytes(),
+                    LineFailure::Parse(ParseFailure::NotJson),
+                )),
+                Err(failure) => Err((self.line.into_bytes(), failure)),
+            },
+        }
+    }
+}
+
+/// Why a line of the upstream cannot be read, in the words of the bridge's
+/// warning line, and the id it names when one can be recovered.
+#[derive(Debug, PartialEq)]
+pub struct Unreadable {
+    /// `a frame of 9 bytes`, `a frame`.
+    pub frame: String,
+    /// `it is not valid JSON`.
+    pub reason: String,
+    pub id: Option<Value>,
+}
+
+impl Unreadable {
+    /// A whole line that is not a frame.
+    pub fn of_line(line: &[u8], failure: LineFailure) -> Self {
+        match failure {
+            LineFailure::Invalid(invalid) => Self {
+                frame: "a frame".into(),
+                reason: "it is not a valid JSON-RPC message".into(),
+                id: invalid.id.or_else(|| codec::recover_id_of_line(line)),
+            },
+            LineFailure::Parse(failure) => Self {
+                frame: format!("a frame of {} bytes", line.len()),
+                reason: match failure {
+                    ParseFailure::NotJson => "it is not valid JSON".into(),
+                    ParseFailure::TooDeep => {
+                        format!("it has more than {MAX_DEPTH} levels of nesting")
+                    }
+                },
+                id: codec::recover_id_of_line(line),
+            },
+        }
+    }
+
+    /// A line over the limit, from its kept ends.
+    pub fn too_long(length: usize, head: &[u8], tail: &[u8]) -> Self {
+        Self {
+            frame: format!("a frame of {length} bytes"),
+            reason: "it is longer than --max-line-bytes".into(),
+            id: codec::recover_id(head, tail),
+        }
+    }
 }
 
 /// `text` as a clean response: `jsonrpc` `"2.0"`, an integer `id`, an object
 /// `result`, and no other member of JSON-RPC. `None` for any other frame.
 pub fn clean_response(text: &str) -> Option<RawResponse<'_>> {
-    let envelope = envelope(text, "result")?;
-    if envelope.method.is_some() || envelope.params.is_some() || envelope.error.is_some() {
-        return None;
-    }
-    let id = envelope.id?.parse().ok()?;
-    // No inner members: the result is not an object.
-    let result = envelope.inner?;
-    Some(RawResponse { id, result })
+    let (id, result) = envelope(text, "result")?.take_response()?;
+    Some(RawResponse {
+        id,
+        result: ShallowObject::of_members(result),
+    })
 }
 
 /// `text` as a clean request: `jsonrpc` `"2.0"`, a string or number `id`, a string
 /// `method`, an object `params` or none, and no other member of JSON-RPC. `None`
 /// for any other frame.
 pub fn clean_request(text: &str) -> Option<RawRequest<'_>> {
-    let envelope = envelope(text, "params")?;
-    if envelope.result.is_some() || envelope.error.is_some() {
-        return None;
-    }
-    let id: Value = serde_json::from_str(envelope.id?).ok()?;
-    let method = string_of(envelope.method?)?;
-    let params = match envelope.params {
-        None => None,
-        // No inner members: the params are not an object.
-        Some(_) => Some(envelope.inner?),
-    };
-    is_valid_id(&id).then_some(RawRequest { id, method, params })
+    envelope(text, "params")?.take_request(|_| true)
 }
 
 /// Appends `{"jsonrpc":"2.0","id":<id>,"result":<result>}` and its newline.
@@ -122,6 +425,149 @@ mod tests {
     use super::*;
     use crate::wire::frame::{Message, Outcome};
     use serde_json::json;
+
+    /// Lines of every kind: clean and not, valid and not, and text that only
+    /// serde_json's tree refuses (which the full parse must answer).
+    fn lines() -> Vec<String> {
+        let mut lines: Vec<String> = [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"a\u0062":1,"a":2,"ab":3}}"#,
+            r#"{"id":7,"result":{"x":1},"jsonrpc":"2.0","extra":[1e400]}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"n":1e400}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"s":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":1e400}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"error":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\udc00"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":null}"#,
+            r#"{"method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"1.0","id":5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+            r#"{"jsonrpc":"2.0","result":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":"\ud800"}"#,
+            r#"{"\ud800":1,"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0"} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\u{7}\"}",
+            "[1,2]",
+            "7",
+            "",
+            " \t",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        for levels in [125, 126, 127, 128] {
+            let nested = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+            lines.push(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"a":{nested}}}}}"#
+            ));
+            lines.push(format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"a":{nested}}}}}"#
+            ));
+        }
+        lines
+    }
+
+    #[test]
+    fn a_line_of_the_upstream_read_once_is_what_the_full_parse_reads() {
+        for line in lines() {
+            let full = Message::parse(line.as_bytes());
+            let once = match read_upstream_line(line.clone().into_bytes()) {
+                Ok(Some(UpstreamLine::Result(result))) => {
+                    result.into_message().map(Some).map_err(|(bytes, failure)| {
+                        assert_eq!(bytes, line.as_bytes());
+                        failure
+                    })
+                }
+                Ok(Some(UpstreamLine::Message(message))) => Ok(Some(message)),
+                Ok(None) => Ok(None),
+                Err((bytes, failure)) => {
+                    assert_eq!(bytes, line.as_bytes());
+                    Err(failure)
+                }
+            };
+            assert_eq!(once, full, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_line_of_vs_code_read_once_is_what_the_full_parse_reads() {
+        for line in lines() {
+            let full = Message::parse(line.as_bytes());
+            let once = read_client_line(line.as_bytes(), |_| false).map(|read| {
+                read.map(|read| match read {
+                    ClientLine::Message(message) => message,
+                    ClientLine::Forward(request) => panic!("{request:?}"),
+                })
+            });
+            assert_eq!(once, full, "{line}");
+            if let Ok(Some(ClientLine::Forward(request))) =
+                read_client_line(line.as_bytes(), |method| method == "tools/call")
+            {
+                let Ok(Some(Message::Request(full))) = full else {
+                    panic!("{line}");
+                };
+                assert_eq!(
+                    (request.id, request.method.as_ref()),
+                    (full.id, "tools/call")
+                );
+                assert_eq!(
+                    request.params.map(|params| params.to_map().unwrap()),
+                    full.params
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_line_keeps_its_members_text_and_folds_a_name_given_twice() {
+        let line = r#" {"jsonrpc":"2.0","id":3,"result":{"a\u0062":1, "a" : [ 2 ],"ab":"x","resultType":"complete"}} "#;
+        let Ok(Some(UpstreamLine::Result(result))) = read_upstream_line(line.into()) else {
+            panic!("not a clean response");
+        };
+        assert_eq!((result.id(), result.len()), (3, line.len()));
+        assert!(result.is_complete());
+        let object = result.result();
+        assert_eq!(
+            object.iter().collect::<Vec<_>>(),
+            vec![
+                ("ab", "\"x\""),
+                ("a", "[ 2 ]"),
+                ("resultType", "\"complete\"")
+            ]
+        );
+        for (kind, complete) in [("\"input_required\"", false), ("null", true), ("1", false)] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"resultType":{kind}}}}}"#);
+            let Ok(Some(UpstreamLine::Result(result))) = read_upstream_line(line.into()) else {
+                panic!("not a clean response");
+            };
+            assert_eq!(result.is_complete(), complete, "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_text_is_not_json() {
+        let line = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":\"\xff\"}}".to_vec();
+        let failure = LineFailure::Parse(ParseFailure::NotJson);
+        assert_eq!(
+            read_upstream_line(line.clone()).err(),
+            Some((line.clone(), failure))
+        );
+        assert_eq!(
+            read_client_line(&line, |_| true).err(),
+            Some(LineFailure::Parse(ParseFailure::NotJson))
+        );
+    }
 
     #[test]
     fn only_clean_responses_are_read_raw() {

@@ -40,6 +40,14 @@ impl<'a> ShallowObject<'a> {
         }
     }
 
+    /// The object of members that are JSON text already (a name given twice is
+    /// folded as [`Self::of_members`] folds it).
+    pub(super) fn of_pairs(members: Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Self {
+        Self {
+            members: without_repeats(members),
+        }
+    }
+
     /// The object of a parsed map.
     pub fn from_map(map: &Map<String, Value>) -> ShallowObject<'static> {
         ShallowObject {

@@ -34,7 +34,7 @@ pub fn head(head: &[u8], tail: &[u8]) -> Head {
         id: None,
         kind: Kind::Unknown,
     };
-    for (key, value) in json_head::leading_members(head) {
+    for (key, value) in json_shallow::head::leading_members(head) {
         match key {
             b"method" => {
                 found.kind = Kind::Message;
@@ -50,7 +50,7 @@ pub fn head(head: &[u8], tail: &[u8]) -> Head {
         }
     }
     if found.id.is_none() && matches!(found.kind, Kind::Result | Kind::Error | Kind::Unknown) {
-        found.id = json_head::trailing_member(tail)
+        found.id = json_shallow::head::trailing_member(tail)
             .filter(|(key, _)| *key == b"id")
             .and_then(|(_, value)| integer(value));
     }

@@ -5,7 +5,9 @@ use super::Shared;
 use super::client::describe;
 use super::headers::{self, ParamHeader};
 use super::sse::SseReader;
-use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent};
+use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent, event_of_line};
+use crate::wire::codec::Line;
+use crate::wire::frame::Message;
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -106,16 +108,22 @@ impl Answer<'_> {
                 .await
                 .ok();
             if kind == ContentKind::Json
-                && let Some(body) = body.filter(|body| answers(body, self.id))
+                && let Some(body) = body.filter(|body| is_error_for(body, self.id))
             {
-                return self.line(body.to_vec()).await;
+                self.line(body.to_vec()).await;
+                return Ok(());
             }
             return Err(status_failure(status));
         }
         match kind {
             ContentKind::Json => {
                 let body = read_body(&mut response, self.shared.max_response_bytes).await?;
-                self.line(body.to_vec()).await
+                if !self.line(body.to_vec()).await {
+                    return Err(RequestFailure::Unreadable(
+                        "the JSON body is not the response to the request".into(),
+                    ));
+                }
+                Ok(())
             }
             ContentKind::EventStream => self.stream(response).await,
             ContentKind::Other(kind) => Err(RequestFailure::Unreadable(format!(
@@ -139,11 +147,7 @@ impl Answer<'_> {
                 .feed(&chunk, |event| data.push(event))
                 .map_err(|error| RequestFailure::Unreadable(error.to_string()))?;
             for event in data {
-                let is_answer = answers(&event, self.id);
-                self.line(event).await?;
-                if is_answer {
-                    answered = true;
-                }
+                answered |= self.line(event).await;
             }
             // The response ends the exchange: the stream after it carries nothing
             // for this request.
@@ -160,16 +164,30 @@ impl Answer<'_> {
         }
     }
 
-    /// One line for the session.
-    async fn line(&self, line: Vec<u8>) -> Result<(), RequestFailure> {
-        let line = if self.learns_tools && answers(&line, self.id) {
-            self.shared.learn_tools(line)
+    /// One line for the session, read once by the reading function of every link;
+    /// `true` when it is the response to this request.
+    async fn line(&self, line: Vec<u8>) -> bool {
+        let line = if self.learns_tools {
+            self.shared.learn_tools(line, self.id)
         } else {
             line
         };
+        let Some(event) = event_of_line(Line::Complete(line)) else {
+            return false;
+        };
+        let answers = match &event {
+            UpstreamEvent::Result(result) => result.id() == self.id,
+            UpstreamEvent::Message(Message::Response(response)) => {
+                response.id.as_u64() == Some(self.id)
+            }
+            UpstreamEvent::Unreadable { id, .. } => {
+                id.as_ref().and_then(Value::as_u64) == Some(self.id)
+            }
+            _ => false,
+        };
         // A session that is gone needs nothing more.
-        let _ = self.events.send(UpstreamEvent::Line(line)).await;
-        Ok(())
+        let _ = self.events.send(event).await;
+        answers
     }
 }
 
@@ -231,15 +249,17 @@ async fn read_body(
     }
 }
 
-/// Whether a JSON text is a response (a result or an error) to the request `id`.
-fn answers(text: &[u8], id: u64) -> bool {
+/// Whether the body of an error status is a JSON-RPC error for the request `id`
+/// (a header mismatch, a method the server does not have): then it is the answer.
+/// Read only for a status that is not a success, which is rare.
+fn is_error_for(text: &[u8], id: u64) -> bool {
     #[derive(serde::Deserialize)]
     struct Head {
         id: Option<Value>,
-        method: Option<serde::de::IgnoredAny>,
+        error: Option<serde::de::IgnoredAny>,
     }
     serde_json::from_slice::<Head>(text)
-        .is_ok_and(|head| head.method.is_none() && head.id.and_then(|id| id.as_u64()) == Some(id))
+        .is_ok_and(|head| head.error.is_some() && head.id.and_then(|id| id.as_u64()) == Some(id))
 }
 
 fn status_failure(status: StatusCode) -> RequestFailure {
@@ -277,19 +297,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_response_with_the_id_answers_a_request() {
-        assert!(answers(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3));
-        assert!(answers(
-            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32020,"message":"x"}}"#,
+    fn only_an_error_with_the_id_answers_a_request_with_an_error_status() {
+        let error = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32020,"message":"x"}}"#;
+        assert!(is_error_for(error, 3));
+        assert!(!is_error_for(error, 4));
+        assert!(!is_error_for(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3));
+        assert!(!is_error_for(
+            br#"{"jsonrpc":"2.0","method":"x","params":{}}"#,
             3
         ));
-        assert!(!answers(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#, 3));
-        assert!(!answers(
-            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
-            3
-        ));
-        assert!(!answers(br#"{"jsonrpc":"2.0","id":3,"method":"x"}"#, 3));
-        assert!(!answers(b"not json", 3));
+        assert!(!is_error_for(b"not json", 3));
     }
 
     #[test]

@@ -106,10 +106,13 @@ impl Shared {
     /// A tools/list response: the link learns the `x-mcp-header`s of its tools, and
     /// the tools whose annotations are not valid leave the list (Streamable HTTP,
     /// "Schema Extension").
-    fn learn_tools(&self, line: Vec<u8>) -> Vec<u8> {
+    fn learn_tools(&self, line: Vec<u8>, id: u64) -> Vec<u8> {
         let Ok(mut frame) = serde_json::from_slice::<Value>(&line) else {
             return line;
         };
+        if frame.get("id").and_then(Value::as_u64) != Some(id) {
+            return line;
+        }
         let Some(result) = frame.get_mut("result").and_then(Value::as_object_mut) else {
             return line;
         };

@@ -1,11 +1,13 @@
-//! What the ends of a JSON object tell without a parse of the whole text.
+//! What the ends of a JSON object tell without a parse of the whole text (this
+//! was the crate `json-head`).
 //!
 //! A line over a size limit is not kept, only its first and last bytes; a 64 MiB
 //! response need not be parsed to learn its id. [`leading_members`] reads the
 //! members at the start of an object whose text may be cut anywhere, and
 //! [`trailing_member`] reads the last member from the end of the text
-//! (`…,"id":5}`). Keys and values are raw JSON text: escapes are not undone.
-#![forbid(unsafe_code)]
+//! (`…,"id":5}`). Keys and values are raw JSON text: escapes are not undone, and
+//! nothing is validated past what the answer needs (unlike
+//! [`crate::object_members`], which checks the whole text).
 #![deny(clippy::indexing_slicing)]
 
 /// The members at the start of the object that `bytes` begins with, in order: the
