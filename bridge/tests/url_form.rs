@@ -265,3 +265,36 @@ async fn m4_a_certificate_of_an_unknown_ca_is_refused_and_the_bridge_serves_on()
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_listen_stream_answered_with_503_comes_back_after_a_wait() {
+    // POST 1 is server/discover, POST 2 the first listen stream.
+    let fixture = HttpsFixture::start(&["--fail-status", "2:503"], &[]).await;
+    let mut bridge = bridge(&fixture, &[], &[]);
+    assert!(initialize(&mut bridge).await.get("result").is_some());
+    assert!(bridge
+        .wait_stderr(EXCHANGE, |line| line
+            == "mcp-bridge-vscode: bridge: warning: the listen stream ended with the HTTP status 503. A new stream follows in 500 ms.")
+        .await
+        .is_some());
+    // The new stream is acknowledged: one list change for each declared list.
+    let mut changes = Vec::new();
+    for _ in 0..3 {
+        changes.push(
+            recv(&mut bridge).await["method"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    changes.sort();
+    assert_eq!(
+        changes,
+        [
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/tools/list_changed"
+        ]
+    );
+    assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
+}

@@ -57,6 +57,8 @@ pub enum End {
     Error(Value),
     /// The connection of the stream failed (an HTTP upstream).
     Lost(String),
+    /// The upstream, or a proxy, answered the stream with an HTTP status (M4).
+    Status(u16),
 }
 
 #[derive(Debug)]
@@ -93,6 +95,8 @@ pub struct Listen {
     /// A stream was acknowledged once: a refusal before it means the stream could
     /// not start at all.
     acked_once: bool,
+    /// The stream failed with 401 or 403: the next sign-in opens it again (M4).
+    awaiting_sign_in: bool,
     active: Option<Active>,
     opening: Option<Opening>,
     changes: VecDeque<Change>,
@@ -107,6 +111,7 @@ impl Listen {
             started: false,
             refused: false,
             acked_once: false,
+            awaiting_sign_in: false,
             active: None,
             opening: None,
             changes: VecDeque::new(),
@@ -232,10 +237,26 @@ impl Listen {
 
     /// The wait after a loss is over: a new stream, unless one is open or opening.
     pub fn retry(&mut self, next_id: &mut dyn FnMut() -> u64) -> Vec<Action> {
-        if self.refused || self.active.is_some() || self.opening.is_some() || !self.started {
+        if self.refused
+            || self.awaiting_sign_in
+            || self.active.is_some()
+            || self.opening.is_some()
+            || !self.started
+        {
             return Vec::new();
         }
         vec![self.open(next_id(), true, None)]
+    }
+
+    /// A request signed in (M4): a stream that failed with 401 or 403 opens again.
+    pub fn signed_in(&mut self, next_id: &mut dyn FnMut() -> u64) -> Vec<Action> {
+        if !std::mem::take(&mut self.awaiting_sign_in) || self.refused || !self.started {
+            return Vec::new();
+        }
+        vec![
+            Action::Info("a sign-in completed. The bridge opens the listen stream again.".into()),
+            self.open(next_id(), true, None),
+        ]
     }
 
     /// O7: `resources/subscribe` (`add`) or `resources/unsubscribe` of `uri`.
@@ -444,6 +465,24 @@ impl Listen {
                 "the upstream server refused the listen stream with the error {code}: {message}. The bridge sends no more list changes."
             ))];
         }
+        if let End::Status(status) = end {
+            match status {
+                401 | 403 => {
+                    self.awaiting_sign_in = true;
+                    return vec![Action::Warn(format!(
+                        "the listen stream failed with the HTTP status {status}. A new stream follows after the next sign-in."
+                    ))];
+                }
+                408 | 429 => {}
+                500..=599 if *status != 501 => {}
+                _ => {
+                    self.refused = true;
+                    return vec![Action::Warn(format!(
+                        "the upstream server refused the listen stream with the HTTP status {status}. The bridge sends no more list changes."
+                    ))];
+                }
+            }
+        }
         if lived.is_some_and(|lived| lived >= HEALTHY_LIFETIME) {
             self.backoff = FIRST_BACKOFF;
         }
@@ -453,6 +492,9 @@ impl Listen {
         let line = match end {
             End::Lost(error) => Action::Warn(format!(
                 "the listen stream ended: {error}. A new stream follows in {wait_text}."
+            )),
+            End::Status(status) => Action::Warn(format!(
+                "the listen stream ended with the HTTP status {status}. A new stream follows in {wait_text}."
             )),
             _ => Action::Info(format!(
                 "the upstream server ended the listen stream. A new stream follows in {wait_text}."
@@ -480,6 +522,11 @@ fn change_failure(end: &End) -> (String, Value) {
             text.clone(),
             BridgeError::with_detail(Cause::TransportFailed, text.clone()).to_object(),
         ),
+        End::Status(status) => {
+            let text = format!("the HTTP status {status}");
+            let error = BridgeError::with_detail(Cause::TransportFailed, text.clone()).to_object();
+            (text, error)
+        }
         End::Result | End::Cancelled => {
             let text = "the upstream server ended the stream before its acknowledgment";
             (
@@ -872,5 +919,81 @@ mod tests {
             listen.stop(),
             vec![Action::Cancel { id: 2 }, Action::Cancel { id: 1 }]
         );
+    }
+
+    /// A started machine whose first stream (id 1) is acknowledged.
+    fn acknowledged(ids: &mut Ids) -> Listen {
+        let mut listen = Listen::new(all_declared());
+        listen.start(&mut ids.next());
+        listen.on_ack(1, Instant::now(), &mut ids.next());
+        listen
+    }
+
+    #[test]
+    fn m4_408_429_and_5xx_but_501_give_a_new_stream_after_a_wait() {
+        for status in [408, 429, 500, 502, 503, 504, 599] {
+            let mut ids = Ids(0);
+            let mut listen = acknowledged(&mut ids);
+            let end = listen.on_end(1, End::Status(status), Instant::now(), &mut ids.next());
+            assert_eq!(
+                end,
+                vec![
+                    Action::Warn(format!(
+                        "the listen stream ended with the HTTP status {status}. A new stream follows in 500 ms."
+                    )),
+                    Action::RetryIn(FIRST_BACKOFF)
+                ],
+                "{status}"
+            );
+            assert!(matches!(
+                listen.retry(&mut ids.next())[0],
+                Action::Open { .. }
+            ));
+        }
+    }
+
+    #[test]
+    fn m4_401_and_403_wait_for_the_next_sign_in() {
+        for status in [401, 403] {
+            let mut ids = Ids(0);
+            let mut listen = acknowledged(&mut ids);
+            let end = listen.on_end(1, End::Status(status), Instant::now(), &mut ids.next());
+            assert_eq!(
+                end,
+                vec![Action::Warn(format!(
+                    "the listen stream failed with the HTTP status {status}. A new stream follows after the next sign-in."
+                ))]
+            );
+            assert!(
+                listen.retry(&mut ids.next()).is_empty(),
+                "no retry before a sign-in"
+            );
+            let signed_in = listen.signed_in(&mut ids.next());
+            assert_eq!(
+                signed_in[0],
+                Action::Info(
+                    "a sign-in completed. The bridge opens the listen stream again.".into()
+                )
+            );
+            assert!(matches!(signed_in[1], Action::Open { .. }));
+            assert!(listen.signed_in(&mut ids.next()).is_empty(), "once");
+        }
+    }
+
+    #[test]
+    fn m4_other_statuses_stop_the_stream() {
+        for status in [400, 404, 405, 501] {
+            let mut ids = Ids(0);
+            let mut listen = acknowledged(&mut ids);
+            let end = listen.on_end(1, End::Status(status), Instant::now(), &mut ids.next());
+            assert_eq!(
+                end,
+                vec![Action::Warn(format!(
+                    "the upstream server refused the listen stream with the HTTP status {status}. The bridge sends no more list changes."
+                ))]
+            );
+            assert!(listen.retry(&mut ids.next()).is_empty());
+            assert!(listen.signed_in(&mut ids.next()).is_empty());
+        }
     }
 }

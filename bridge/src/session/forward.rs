@@ -266,8 +266,11 @@ impl Session {
                 self.discover_failed_in_link(failure).await;
             }
             Some(Pending::Listen) => {
-                self.listen_ended(upstream_id, End::Lost(failure.to_string()))
-                    .await
+                let end = match failure.http_status() {
+                    Some(status) => End::Status(status),
+                    None => End::Lost(failure.to_string()),
+                };
+                self.listen_ended(upstream_id, end).await
             }
             None => tracing::debug!(
                 target: BRIDGE,
