@@ -144,6 +144,11 @@ pub struct Config {
 }
 
 impl Config {
+    /// Whether the upstream is at a URL: VS Code then gets only `data:` icons (O10, M4).
+    pub fn remote_upstream(&self) -> bool {
+        matches!(self.upstream, UpstreamTarget::Url(_))
+    }
+
     /// The server information when the upstream sends none (R1).
     pub fn fallback_identity(&self) -> FallbackIdentity {
         FallbackIdentity {

@@ -275,3 +275,55 @@ fn each_connect_error_has_its_cause_and_its_line() {
         assert_eq!(error.log_line(), line);
     }
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn o10_m4_an_upstream_at_a_url_gives_vscode_only_data_icons() {
+    use mcp_bridge_vscode::config::{HttpTarget, Limits, SignInOptions, UpstreamTarget};
+    let mut config = common::config(Limits::default());
+    config.upstream = UpstreamTarget::Url(Box::new(HttpTarget {
+        url: "https://mcp.example.com/mcp".parse().unwrap(),
+        headers: vec![],
+        max_response_bytes: 1 << 20,
+        extra_roots: vec![],
+        sign_in: SignInOptions::default(),
+    }));
+    let icons = json!([{"src":"data:image/png;base64,AAAA"},{"src":"https://x.example/i.png"},{"src":"file:///i.png"}]);
+    let data_only = json!([{"src":"data:image/png;base64,AAAA"}]);
+    let mut bridge = Bridge::start_with(config);
+    bridge.send(vscode_initialize(1)).await;
+    let mut upstream = bridge.upstream().await;
+    let discover = upstream.recv().await;
+    let mut result = common::discover_result(json!({"tools":{}}));
+    result["_meta"]["io.modelcontextprotocol/serverInfo"]["icons"] = icons.clone();
+    upstream.respond(&discover, result).await;
+    let initialized = bridge.recv().await;
+    assert_eq!(initialized["result"]["serverInfo"]["icons"], data_only);
+    // The default name is the host (R1, M4) when the upstream sends none: here it sends one.
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "fixture");
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}))
+        .await;
+    let list = upstream.recv().await;
+    upstream
+        .respond(
+            &list,
+            json!({"tools":[{"name":"a","inputSchema":{"type":"object"},"icons":icons}]}),
+        )
+        .await;
+    assert_eq!(
+        bridge.recv().await["result"]["tools"][0]["icons"],
+        data_only
+    );
+    bridge.send(call(json!(3))).await;
+    let called = upstream.recv().await;
+    upstream
+        .respond(
+            &called,
+            json!({"content":[{"type":"resource_link","uri":"x:y","name":"n","icons":icons}]}),
+        )
+        .await;
+    assert_eq!(
+        bridge.recv().await["result"]["content"][0]["icons"],
+        data_only
+    );
+}

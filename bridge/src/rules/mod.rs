@@ -6,6 +6,7 @@
 
 pub mod capabilities;
 pub mod errors;
+pub mod icons;
 pub mod initialize;
 pub mod input;
 pub mod meta;

@@ -115,6 +115,9 @@ impl Session {
                     for fix in shape_result(&method, &mut result) {
                         tracing::info!(target: BRIDGE, "{}", fix.log_line());
                     }
+                    if self.data_icons_only {
+                        crate::rules::icons::result_data_icons_only(&method, &mut result);
+                    }
                     #[cfg(debug_assertions)]
                     if null_cursor && super::test_faults::keep_null_cursor() {
                         result.insert("nextCursor".into(), Value::Null);

@@ -95,7 +95,10 @@ impl Session {
         match outcome {
             Outcome::Result(Value::Object(result)) => match check_discover(&result) {
                 Ok(()) => {
-                    let initialize = initialize_result(&result, &self.fallback);
+                    let mut initialize = initialize_result(&result, &self.fallback);
+                    if self.data_icons_only {
+                        crate::rules::icons::initialize_data_icons_only(&mut initialize);
+                    }
                     let declared = initialize
                         .get("capabilities")
                         .and_then(Value::as_object)

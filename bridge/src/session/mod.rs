@@ -115,6 +115,8 @@ pub(crate) struct Session {
     requests: Requests,
     /// The rare timers: discover, and the listen stream's waits.
     timers: DelayQueue<Timer>,
+    /// The upstream is at a URL: VS Code gets only `data:` icons (O10, M4).
+    data_icons_only: bool,
 }
 
 impl Session {
@@ -143,6 +145,7 @@ impl Session {
             log_level: None,
             requests: Requests::new(),
             timers: DelayQueue::new(),
+            data_icons_only: config.remote_upstream(),
         }
     }
 

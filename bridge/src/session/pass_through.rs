@@ -14,7 +14,8 @@ impl Session {
     /// A clean response of the upstream: passed on from its text when it is a
     /// complete tools/call result, else handled as a message with its tree.
     pub(super) async fn on_result_line(&mut self, line: ResultLine) {
-        if self.answers_a_call(line.id()) && self.pass(&line).await {
+        // The icons of a URL upstream need the tree (O10, M4).
+        if !self.data_icons_only && self.answers_a_call(line.id()) && self.pass(&line).await {
             return;
         }
         match line.into_message() {
