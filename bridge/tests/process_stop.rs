@@ -16,24 +16,7 @@ async fn a_session_gives_one_json_rpc_message_per_line_and_stops_at_the_end_of_s
         "bridge-fixture-server"
     );
     // After the first acknowledgment: one list change per declared list.
-    let mut changes = Vec::new();
-    for _ in 0..3 {
-        changes.push(
-            recv(&mut bridge).await["method"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
-    }
-    changes.sort();
-    assert_eq!(
-        changes,
-        [
-            "notifications/prompts/list_changed",
-            "notifications/resources/list_changed",
-            "notifications/tools/list_changed"
-        ]
-    );
+    expect_three_list_changes(&mut bridge).await;
     bridge
         .send(&call(2, "add", json!({"a":2,"b":3})))
         .await

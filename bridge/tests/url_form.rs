@@ -6,7 +6,7 @@ mod pipes;
 
 use harness_sim::process::{PeerOptions, StdioPeer};
 use pipes::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -100,19 +100,7 @@ async fn m4_the_url_form_lists_calls_and_asks_for_input_over_https_with_a_static
         json!({"listChanged":true})
     );
     // The listen stream over HTTP: one list change for each declared list (M3).
-    let mut changes = Vec::new();
-    for _ in 0..3 {
-        changes.push(recv(&mut bridge).await["method"].clone());
-    }
-    changes.sort_by_key(Value::to_string);
-    assert_eq!(
-        changes,
-        vec![
-            json!("notifications/prompts/list_changed"),
-            json!("notifications/resources/list_changed"),
-            json!("notifications/tools/list_changed")
-        ]
-    );
+    expect_three_list_changes(&mut bridge).await;
     bridge
         .send(&json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}))
         .await
@@ -278,23 +266,6 @@ async fn m4_a_listen_stream_answered_with_503_comes_back_after_a_wait() {
         .await
         .is_some());
     // The new stream is acknowledged: one list change for each declared list.
-    let mut changes = Vec::new();
-    for _ in 0..3 {
-        changes.push(
-            recv(&mut bridge).await["method"]
-                .as_str()
-                .unwrap()
-                .to_owned(),
-        );
-    }
-    changes.sort();
-    assert_eq!(
-        changes,
-        [
-            "notifications/prompts/list_changed",
-            "notifications/resources/list_changed",
-            "notifications/tools/list_changed"
-        ]
-    );
+    expect_three_list_changes(&mut bridge).await;
     assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
 }

@@ -85,13 +85,9 @@ impl Session {
 
     /// The answer to server/discover: the initialize result, or `discover_failed`.
     pub(super) async fn on_discover(&mut self, outcome: Outcome) {
-        let Phase::Initializing {
-            client_id, timer, ..
-        } = std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
-        else {
+        let Some(client_id) = self.end_initializing() else {
             return;
         };
-        self.timers.remove(&timer);
         match outcome {
             Outcome::Result(Value::Object(result)) => match check_discover(&result) {
                 Ok(()) => {
@@ -146,15 +142,27 @@ impl Session {
 
     /// The link failed server/discover (an HTTP status, a refused connection).
     pub(super) async fn discover_failed_in_link(&mut self, failure: RequestFailure) {
+        let Some(client_id) = self.end_initializing() else {
+            return;
+        };
+        self.fail_discover(client_id, None, failure.to_string())
+            .await;
+    }
+
+    /// The wait for server/discover is over: the id of VS Code's initialize, when
+    /// one waited (the phase goes back to waiting for initialize).
+    fn end_initializing(&mut self) -> Option<Value> {
+        if !matches!(self.phase, Phase::Initializing { .. }) {
+            return None;
+        }
         let Phase::Initializing {
             client_id, timer, ..
         } = std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
         else {
-            return;
+            return None;
         };
         self.timers.remove(&timer);
-        self.fail_discover(client_id, None, failure.to_string())
-            .await;
+        Some(client_id)
     }
 
     pub(super) async fn discover_timed_out(&mut self) {

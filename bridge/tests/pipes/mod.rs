@@ -105,3 +105,26 @@ pub async fn stop(peer: &mut StdioPeer, limit: Duration) -> (Option<i32>, Durati
     );
     (status.code(), after)
 }
+
+/// After the first acknowledgment of a listen stream of the fixture: one list
+/// change for each declared list (M3), in any order.
+pub async fn expect_three_list_changes(peer: &mut StdioPeer) {
+    let mut changes = Vec::new();
+    for _ in 0..3 {
+        changes.push(
+            recv(peer).await["method"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    changes.sort();
+    assert_eq!(
+        changes,
+        [
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/tools/list_changed"
+        ]
+    );
+}
