@@ -67,10 +67,12 @@ impl<S: ServerHandler> Connector for RmcpConnector<S> {
             }));
         let (stopped, stopped_watch) = watch::channel(false);
         let kill = CancellationToken::new();
+        let closed = CancellationToken::new();
         let transport = LinkTransport {
             frames,
             events: queue.clone(),
             scratch: Vec::new(),
+            closed: closed.clone(),
         };
         let server = self.server.clone();
         let killed = kill.clone();
@@ -79,6 +81,10 @@ impl<S: ServerHandler> Connector for RmcpConnector<S> {
             let service = CancellationToken::new();
             let outcome = tokio::select! {
                 outcome = run(server, transport, service.clone()) => outcome,
+                // The session ended the link after it cancelled every request: it
+                // reads no more, so rmcp's drain of the handlers is not waited for
+                // (a handler stuck in a send would hold it for rmcp's fixed 5 s).
+                _ = closed.cancelled() => Ok(()),
                 _ = killed.cancelled() => Ok(()),
                 _ = stop.cancelled() => Ok(()),
             };
@@ -132,6 +138,8 @@ struct LinkTransport {
     frames: mpsc::UnboundedReceiver<Outgoing>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     scratch: Vec<u8>,
+    /// Cancelled when the session drops its sender.
+    closed: CancellationToken,
 }
 
 impl Transport<RoleServer> for LinkTransport {
@@ -157,7 +165,10 @@ impl Transport<RoleServer> for LinkTransport {
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            let frame = self.frames.recv().await?;
+            let Some(frame) = self.frames.recv().await else {
+                self.closed.cancel();
+                return None;
+            };
             self.scratch.clear();
             frame.encode_into(&mut self.scratch);
             match serde_json::from_slice::<ClientJsonRpcMessage>(&self.scratch) {

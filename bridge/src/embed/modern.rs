@@ -89,14 +89,17 @@ fn cancellation(id: RequestId) -> Option<ClientJsonRpcMessage> {
 
 impl<T: Transport<RoleServer>> Limited<T> {
     /// Waits until the requests in flight are answered, at most `grace`; then
-    /// fires the cancel tokens and lets rmcp's loop end on them.
+    /// fires the cancel tokens that are left and lets rmcp's loop end on them.
     async fn end(&mut self) -> Option<ClientJsonRpcMessage> {
         let mut in_flight = self.in_flight.subscribe();
         let answered = in_flight.wait_for(|in_flight| in_flight.requests.is_empty());
-        if tokio::time::timeout(self.grace, answered).await.is_ok() {
-            return None;
+        if tokio::time::timeout(self.grace, answered).await.is_err() {
+            tracing::info!(target: crate::log::BRIDGE, "requests are left {} ms after the end of stdin: they are cancelled", self.grace.as_millis());
         }
-        tracing::info!(target: crate::log::BRIDGE, "requests are left {} ms after the end of stdin: they are cancelled", self.grace.as_millis());
+        // Cancelled in both cases, not closed: after a close rmcp waits a fixed 5 s
+        // for the handlers before it cancels them, after a cancel 2 s, and only a
+        // handler stuck in a send (a listen stream being acknowledged at the end)
+        // can still use them.
         self.service.cancel();
         // rmcp's loop ends on the cancelled token; it reads no more.
         std::future::pending().await
