@@ -29,7 +29,7 @@ async fn initialize_selects_the_bridge_which_does_the_input_rounds_for_vscode() 
         .iter()
         .filter_map(|tool| tool["name"].as_str())
         .collect();
-    assert_eq!(names, ["echo", "add", "slow", "ask_name"]);
+    assert_eq!(names, ["echo", "add", "slow", "toggle", "ask_name"]);
 
     server
         .send(&call(3, "echo", json!({"text":"hi"})))
@@ -140,4 +140,84 @@ async fn a_first_line_that_is_not_json_rpc_selects_the_modern_path_and_gets_rmcp
 
     let (code, _) = stop(&mut server, Duration::from_secs(10)).await;
     assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn on_the_legacy_path_a_list_change_of_the_server_reaches_vscode_before_the_result() {
+    let mut server = start(&[]);
+    initialize(&mut server).await;
+    // The first acknowledgment of the bridge's listen stream: one list change.
+    let first = recv(&mut server).await;
+    assert_eq!(
+        first["method"], "notifications/tools/list_changed",
+        "{first}"
+    );
+    // rmcp acknowledges a listen stream before it hands the stream to
+    // ServerHandler::listen, so a change right after the acknowledgment can miss it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    server
+        .send(&call(2, "toggle", json!({"enabled":true})))
+        .await
+        .unwrap();
+    let change = recv(&mut server).await;
+    assert_eq!(
+        change["method"], "notifications/tools/list_changed",
+        "{change}"
+    );
+    let result = recv(&mut server).await;
+    assert_eq!(
+        (result["id"].clone(), text_of(&result)),
+        (json!(2), "toggled is on")
+    );
+
+    server
+        .send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}))
+        .await
+        .unwrap();
+    let list = response(&mut server).await;
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "toggled")),
+        "{list}"
+    );
+    assert_eq!(stop(&mut server, Duration::from_secs(10)).await.0, Some(0));
+}
+
+#[tokio::test]
+async fn on_the_modern_path_a_listen_stream_gets_the_list_change_and_ends_at_the_end_of_stdin() {
+    let mut server = start(&["--shutdown-grace-ms", "5000"]);
+    server
+        .send(
+            &json!({"jsonrpc":"2.0","id":1,"method":"subscriptions/listen",
+            "params":{"notifications":{"toolsListChanged":true},"_meta":modern_meta()}}),
+        )
+        .await
+        .unwrap();
+    let acknowledged = recv(&mut server).await;
+    assert_eq!(
+        acknowledged["method"], "notifications/subscriptions/acknowledged",
+        "{acknowledged}"
+    );
+    // rmcp acknowledges a listen stream before it hands the stream to
+    // ServerHandler::listen, so a change right after the acknowledgment can miss it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server
+        .send(&modern_call(2, "toggle", json!({"enabled":true})))
+        .await
+        .unwrap();
+    let change = recv(&mut server).await;
+    assert_eq!(
+        change["method"], "notifications/tools/list_changed",
+        "{change}"
+    );
+    assert_eq!(text_of(&response(&mut server).await), "toggled is on");
+    // The listen stream does not hold the end for shutdown_grace.
+    let (code, after) = stop(&mut server, Duration::from_secs(10)).await;
+    assert_eq!(code, Some(0));
+    assert!(
+        after < Duration::from_secs(2),
+        "stopped {after:?} after the end of stdin"
+    );
 }

@@ -1,6 +1,7 @@
 //! `bridge-embedded-server`: an rmcp server that serves stdio through
 //! [`mcp_bridge_vscode::embed::serve_stdio`], with a few reference tools of the
-//! fixture: `echo`, `add`, `slow` and `ask_name` (a tool that asks for input).
+//! fixture: `echo`, `add`, `slow`, `toggle` (a list change on the listen streams
+//! before its result) and `toggled`, and `ask_name` (a tool that asks for input).
 //!
 //! `initialize` as the first line selects the bridge in this process (the Local
 //! harness, and the Copilot harness after -32601); any other first message selects
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(embed::serve_stdio(tools::Reference, options));
+    let outcome = runtime.block_on(embed::serve_stdio(tools::Reference::default(), options));
     // A handler that ignores its cancel token is not waited for.
     runtime.shutdown_background();
     match outcome {

@@ -3,26 +3,39 @@
 //! fixture's own handlers run on its own loop, not on rmcp's.
 
 use bridge_fixture_server::catalog::{no_arguments, tool};
-use bridge_fixture_server::tools::{basic, input::name_schema};
+use bridge_fixture_server::tools::{basic, input::name_schema, lists};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
     Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
 use serde_json::{Map, Value, json};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The server of `bridge-embedded-server`.
-pub struct Reference;
+#[derive(Default)]
+pub struct Reference {
+    /// Whether the tool `toggled` is listed.
+    toggled: AtomicBool,
+    /// The listen streams that want the list changes of the tools.
+    listeners: Mutex<Vec<SubscriptionSink>>,
+}
 
-/// echo, add, slow (the fixture's), then ask_name.
-fn tools() -> Vec<Tool> {
+/// echo, add, slow, toggle and toggled while it is on (the fixture's), then ask_name.
+fn tools(toggled: bool) -> Vec<Tool> {
     let mut tools: Vec<Tool> = basic::tools()
         .into_iter()
+        .chain(lists::tools())
         .map(|spec| spec.tool)
-        .filter(|tool| matches!(tool.name.as_ref(), "echo" | "add" | "slow"))
+        .filter(|tool| match tool.name.as_ref() {
+            "echo" | "add" | "slow" | "toggle" => true,
+            "toggled" => toggled,
+            _ => false,
+        })
         .collect();
     tools.push(tool(
         "ask_name",
@@ -66,12 +79,17 @@ fn ask_for_name() -> Result<CallToolResponse, ErrorData> {
 
 impl ServerHandler for Reference {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "bridge-embedded-server",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions("The embedded server of the mcp-bridge-rs tests.")
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "bridge-embedded-server",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions("The embedded server of the mcp-bridge-rs tests.")
     }
 
     async fn list_tools(
@@ -79,7 +97,26 @@ impl ServerHandler for Reference {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools(
+            self.toggled.load(Ordering::SeqCst),
+        )))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed == Some(true)
+            && let Ok(mut listeners) = self.listeners.lock()
+        {
+            listeners.push(context.sink().clone());
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn call_tool(
@@ -106,6 +143,29 @@ impl ServerHandler for Reference {
                     _ = context.ct.cancelled() => Err(ErrorData::internal_error("cancelled", None)),
                 }
             }
+            "toggle" => {
+                let enabled = argument(&args, "enabled")?
+                    .as_bool()
+                    .ok_or_else(|| invalid("The argument 'enabled' must be a boolean.".into()))?;
+                if args.get("target").is_some_and(|target| target != "tool") {
+                    return Err(invalid("This server has no prompts to toggle.".into()));
+                }
+                if self.toggled.swap(enabled, Ordering::SeqCst) != enabled {
+                    // The list change goes out before the result.
+                    let listeners = match self.listeners.lock() {
+                        Ok(listeners) => listeners.clone(),
+                        Err(_) => Vec::new(),
+                    };
+                    for listener in listeners {
+                        let _ = listener.notify_tool_list_changed().await;
+                    }
+                }
+                Ok(text(format!(
+                    "toggled is {}",
+                    if enabled { "on" } else { "off" }
+                )))
+            }
+            "toggled" if self.toggled.load(Ordering::SeqCst) => Ok(text("toggled")),
             "ask_name" => {
                 let answer = request
                     .input_responses
