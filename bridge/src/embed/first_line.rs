@@ -63,7 +63,8 @@ where
             if line.len().saturating_add(take) > max {
                 discarding = true;
                 line = Vec::new();
-                tracing::warn!(target: crate::log::VSCODE, "dropped a first line longer than {max} bytes");
+                // The form of the contract's `mcp_router` line for a dropped frame.
+                tracing::warn!(target: crate::log::MCP_ROUTER, "dropped a first line of more than {max} bytes: it is longer than max_line_bytes");
             } else {
                 line.extend_from_slice(available.get(..take).unwrap_or_default());
             }

@@ -45,6 +45,8 @@ pub struct RmcpConnector<S> {
 }
 
 impl<S> RmcpConnector<S> {
+    /// The connector of `server`; the bridge of [`super::serve_stdio`] makes one
+    /// for the author's server, and a test or another embedding may make its own.
     pub fn new(server: Arc<S>) -> Self {
         Self { server }
     }
