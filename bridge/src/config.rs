@@ -14,7 +14,102 @@ pub enum UpstreamTarget {
         program: OsString,
         args: Vec<OsString>,
     },
+    /// `<url>`: a server at a URL over Streamable HTTP (M4).
+    Url(Box<HttpTarget>),
 }
+
+/// The URL form: where the upstream is, and how to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    /// https, or http to a loopback host; no user information, no fragment.
+    pub url: url::Url,
+    /// `--header` and `--header-env`, in the order of the command line.
+    pub headers: Vec<StaticHeader>,
+    /// `--max-response-bytes`: one JSON response or one event of a stream.
+    pub max_response_bytes: usize,
+    /// The certificates of `--ca-file`, trusted besides the system's.
+    pub extra_roots: Vec<rustls_pki_types::CertificateDer<'static>>,
+    /// The options of the sign-in (M4, M6).
+    pub sign_in: SignInOptions,
+}
+
+/// A header that every request to the upstream carries. Its value can be a secret
+/// (`--header-env Authorization=...`): it never reaches a log line, an error or a
+/// `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StaticHeader {
+    /// The name in lower case.
+    pub name: String,
+    value: String,
+}
+
+impl StaticHeader {
+    pub fn new(name: &str, value: String) -> Self {
+        Self {
+            name: name.to_ascii_lowercase(),
+            value,
+        }
+    }
+
+    /// The value, for the request only.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl std::fmt::Debug for StaticHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaticHeader")
+            .field("name", &self.name)
+            .field("value", &"[REDACTED]")
+            .finish()
+    }
+}
+
+/// The options of the sign-in, checked at the start (the sign-in itself comes
+/// with its own milestone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInOptions {
+    pub client_id: Option<String>,
+    pub client_issuer: Option<url::Url>,
+    pub client_metadata_url: Option<url::Url>,
+    pub redirect_port: u16,
+    pub account: String,
+    pub token_store: TokenStoreChoice,
+    pub token_key_file: Option<std::path::PathBuf>,
+    pub no_browser: bool,
+    pub sign_in_timeout: Duration,
+}
+
+impl Default for SignInOptions {
+    fn default() -> Self {
+        Self {
+            client_id: None,
+            client_issuer: None,
+            client_metadata_url: None,
+            redirect_port: DEFAULT_REDIRECT_PORT,
+            account: "default".into(),
+            token_store: TokenStoreChoice::Auto,
+            token_key_file: None,
+            no_browser: false,
+            sign_in_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// `--token-store`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenStoreChoice {
+    Auto,
+    Keychain,
+    File,
+    Memory,
+}
+
+/// The default of `--redirect-port`.
+pub const DEFAULT_REDIRECT_PORT: u16 = 41894;
+/// The default of `--max-response-bytes`: 64 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 impl UpstreamTarget {
     /// The server name when neither the upstream nor `--name` gives one (R1): the
@@ -25,6 +120,11 @@ impl UpstreamTarget {
                 .file_stem()
                 .map(|stem| stem.to_string_lossy().into_owned())
                 .filter(|stem| !stem.is_empty()),
+            Self::Url(target) => target.url.host_str().map(|host| {
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned()
+            }),
         }
     }
 }
@@ -112,6 +212,37 @@ mod tests {
             program: program.into(),
             args: vec![],
         }
+    }
+
+    #[test]
+    fn r1_m4_the_default_name_of_a_url_is_its_host() {
+        let url = |text: &str| {
+            UpstreamTarget::Url(Box::new(HttpTarget {
+                url: url::Url::parse(text).unwrap(),
+                headers: vec![],
+                max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+                extra_roots: vec![],
+                sign_in: SignInOptions::default(),
+            }))
+            .default_name()
+        };
+        assert_eq!(
+            url("https://mcp.example.com:8443/mcp").as_deref(),
+            Some("mcp.example.com")
+        );
+        assert_eq!(
+            url("http://127.0.0.1:3000/mcp").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(url("http://[::1]:3000/mcp").as_deref(), Some("::1"));
+    }
+
+    #[test]
+    fn a_header_value_never_shows_in_debug() {
+        let header = StaticHeader::new("Authorization", "Bearer s3cr3t".into());
+        let shown = format!("{header:?}");
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+        assert_eq!(header.name, "authorization");
     }
 
     #[test]

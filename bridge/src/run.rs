@@ -6,6 +6,7 @@ use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
 use crate::serve::{Exit, Serve, watchdog_line};
 use crate::upstream::Connector;
+use crate::upstream::http::{HttpConnector, ProxyEnvironment};
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,10 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
             max_line_bytes: config.max_line_bytes,
             grace: config.limits.shutdown_grace,
         }),
+        UpstreamTarget::Url(target) => Arc::new(HttpConnector::new(
+            (**target).clone(),
+            ProxyEnvironment::of_process(),
+        )),
     }
 }
 

@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 
 use crate::config::{Config, Profile};
+use crate::https::options::{self, HttpOptions, TlsCase, Transport};
 
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +27,10 @@ pub struct Options {
     pub config: Config,
     /// Misbehave: close stdout at once, then sleep without reading stdin.
     pub close_stdout: bool,
+    /// stdio, or Streamable HTTP with or without TLS.
+    pub transport: Transport,
+    /// The options of the HTTP modes (defaults on stdio).
+    pub http: HttpOptions,
 }
 
 /// A bad command line; the message names the argument.
@@ -45,11 +50,12 @@ pub const MAX_MANY_TOOLS: usize = 100_000;
 pub const USAGE: &str = "\
 Usage: bridge-fixture-server [OPTIONS]
 
-The upstream MCP server of the mcp-bridge-rs tests: MCP revision 2026-07-28 on stdio.
-It reads one JSON-RPC message per line on stdin, writes one per line on stdout, and
-writes log lines that start with \"bridge-fixture-server: \" on stderr. Every request
-needs params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\" and
-io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.
+The upstream MCP server of the mcp-bridge-rs tests: MCP revision 2026-07-28 on stdio,
+or over Streamable HTTP with --https or --http.
+On stdio it reads one JSON-RPC message per line on stdin, writes one per line on
+stdout, and writes log lines that start with \"bridge-fixture-server: \" on stderr. Every
+request needs params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\"
+and io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.
 
 Options:
   --profile NAME     The tool surface: fixture (default: 21 tools, 3 prompts) or
@@ -65,8 +71,40 @@ Options:
   -h, --help         Prints this help
   -V, --version      Prints the version
 
-Exit codes: 0 at the end of stdin and after the tool shutdown, 1 when stdout fails,
-2 for a bad command line, 3 after the tool crash.
+Streamable HTTP (the same tools, prompts, resources and profiles): one POST per
+JSON-RPC message at /mcp, answered with JSON or SSE, 202 for a notification, 405 for
+GET and DELETE; a missing or mismatched MCP-Protocol-Version, Mcp-Method or Mcp-Name
+header gets 400 with the JSON-RPC error -32020.
+  --https            Serves https://127.0.0.1:PORT/mcp. Stdout gets two lines: the URL,
+                     then \"ca-file: PATH\", the CA certificate (PEM) that a client must
+                     trust. The server stops at the end of stdin or on SIGTERM.
+  --http             Serves http://127.0.0.1:PORT/mcp without TLS (one line: the URL)
+  --port N           The port on 127.0.0.1 (default 0: an ephemeral port)
+  --tls-dir DIR      Loads DIR/server.crt and DIR/server.key (as written by
+                     `tls-fixtures generate DIR`); ca-file is DIR/ca.crt. Without it the
+                     certificates are made in memory and the CA is written to a new
+                     folder under the temporary directory
+  --tls-case CASE    The certificate the server presents: good (default), or a case that
+                     a client trusting ca-file must refuse: expired, wrong-host (for
+                     wrong.example only) or unknown-ca (issued by an untrusted CA)
+  --keep-alive-ms MS The interval of \": keep-alive\" comment lines on SSE streams
+                     (default 15000)
+  --always-sse       Answers every request with an SSE stream (default: JSON when the
+                     response is the only frame of the request)
+
+Faults of the HTTP modes, for the tests of clients (all but --fail-status act on SSE
+streams only; --always-sse gives every request one):
+  --fail-status N:STATUS  The Nth POST (from 1) gets the HTTP status STATUS (200-599)
+                     and a text body, and is not served; may be repeated
+  --slow-stream-ms MS     Waits MS milliseconds before each SSE event
+  --break-stream-after N  Closes each SSE stream after N events, without the response
+                     (the request is cancelled)
+  --oversized-event BYTES Starts each SSE stream with one notifications/message event
+                     whose data is BYTES bytes long
+
+Exit codes: 0 at the end of stdin, on SIGTERM (HTTP) and after the tool shutdown,
+1 when stdout fails or the HTTP server cannot start, 2 for a bad command line, 3 after
+the tool crash.
 ";
 
 struct OptionSpec {
@@ -107,6 +145,61 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: false,
     },
     OptionSpec {
+        name: "--https",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--http",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--port",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--tls-dir",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--tls-case",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--keep-alive-ms",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--always-sse",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--fail-status",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--slow-stream-ms",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--break-stream-after",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--oversized-event",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
         name: "--help",
         short: Some("-h"),
         takes_value: false,
@@ -130,6 +223,8 @@ where
             ..Config::default()
         },
         close_stdout: false,
+        transport: Transport::Stdio,
+        http: HttpOptions::default(),
     };
     let mut help = false;
     let mut version = false;
@@ -172,6 +267,9 @@ where
             name => apply(&mut options, name, value)?,
         }
     }
+    if !help && !version {
+        check_transport(&options)?;
+    }
     Ok(if help {
         Command::Help
     } else if version {
@@ -207,9 +305,42 @@ fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(),
         "--array-output" => config.array_output = true,
         "--no-completions" => config.completions = false,
         "--close-stdout" => options.close_stdout = true,
+        "--https" | "--http" => {
+            let transport = if name == "--https" {
+                Transport::Https
+            } else {
+                Transport::Http
+            };
+            if options.transport != Transport::Stdio && options.transport != transport {
+                return Err(CliError("--https and --http exclude each other".into()));
+            }
+            options.transport = transport;
+        }
+        name if options::HTTP_OPTIONS.contains(&name) => {
+            options::apply(&mut options.http, name, &value).map_err(CliError)?;
+        }
         other => return Err(CliError(format!("unknown argument '{other}'"))),
     }
     Ok(())
+}
+
+/// The HTTP options need an HTTP mode; --tls-dir needs TLS; --close-stdout is stdio's.
+fn check_transport(options: &Options) -> Result<(), CliError> {
+    match options.transport {
+        Transport::Stdio if !options.http.is_default() => Err(CliError(
+            "the options of Streamable HTTP (--port, --tls-dir, --keep-alive-ms, --always-sse and the faults) need --https or --http".into(),
+        )),
+        Transport::Http if options.http.tls_dir.is_some() => {
+            Err(CliError("--tls-dir needs --https".into()))
+        }
+        Transport::Http if options.http.tls_case != TlsCase::Good => {
+            Err(CliError("--tls-case needs --https".into()))
+        }
+        Transport::Https | Transport::Http if options.close_stdout => Err(CliError(
+            "--close-stdout is a fault of stdio; it does not go with --https or --http".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +395,46 @@ mod tests {
         assert!(error(&["--many-tools", "100001"]).contains("--many-tools"));
         assert!(error(&["--profile", "everything"]).contains("--profile"));
         assert_eq!(error(&["--apps=yes"]), "the option --apps takes no value");
+    }
+
+    #[test]
+    fn the_http_modes_take_their_options() {
+        let options = serve(&["--https", "--port=8443", "--fail-status", "1:503", "--apps"]);
+        assert_eq!(options.transport, Transport::Https);
+        assert_eq!(options.http.port, 8443);
+        assert_eq!(options.http.faults.fail_status, [(1, 503)]);
+        assert!(options.config.apps);
+        assert_eq!(serve(&["--http"]).transport, Transport::Http);
+        assert_eq!(serve(&[]).transport, Transport::Stdio);
+        for spec in OPTIONS
+            .iter()
+            .filter(|spec| options::HTTP_OPTIONS.contains(&spec.name))
+        {
+            assert!(
+                spec.takes_value || spec.name == "--always-sse",
+                "{}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
+    fn http_options_need_an_http_mode() {
+        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
+        assert!(error(&["--port", "1"]).contains("need --https or --http"));
+        assert!(error(&["--slow-stream-ms", "5"]).contains("need --https or --http"));
+        assert_eq!(
+            error(&["--http", "--tls-dir", "x"]),
+            "--tls-dir needs --https"
+        );
+        assert_eq!(
+            error(&["--http", "--https"]),
+            "--https and --http exclude each other"
+        );
+        assert!(error(&["--https", "--close-stdout"]).contains("--close-stdout"));
+        assert!(error(&["--https", "--port", "65536"]).contains("'65536' of --port"));
+        assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
+        assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));
     }
 
     #[test]

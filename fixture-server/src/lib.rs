@@ -2,7 +2,9 @@
 //! server that people start for a manual check in a real VS Code.
 //!
 //! It speaks MCP revision 2026-07-28 only, over stdio: one JSON-RPC message per line on
-//! stdin and stdout, log lines on stderr (`bridge-fixture-server: <level>(<scope>): `).
+//! stdin and stdout, log lines on stderr (`bridge-fixture-server: <level>(<scope>): `);
+//! or over Streamable HTTP with `--https` / `--http` ([`https`]): the same session and
+//! dispatch, one POST per message at `/mcp`.
 //! Every request carries its protocol version and client capabilities in
 //! `params._meta`; tools ask for input with `InputRequiredResult` and a sealed
 //! `requestState`; list changes and resource updates go to `subscriptions/listen`
@@ -38,7 +40,9 @@
 //!   mode, the exit code.
 //! - [`cli`]: the command line and its usage text.
 //! - [`serve`]: the read loop of one connection and the end of input.
-//! - [`wire`]: JSON-RPC frames in and out; [`outbox`]: the one ordered writer.
+//! - [`wire`]: JSON-RPC frames in and out; [`outbox`]: the one ordered writer of stdio,
+//!   or the routes of HTTP (one per request).
+//! - [`https`]: Streamable HTTP with or without TLS, its checks and fault options.
 //! - [`session`]: requests in flight, cancellation, listen streams, the switches of
 //!   `toggle`; why the fixture drives its own loop and not rmcp's runtime.
 //! - [`meta`]: the per-request `_meta` (-32602, -32022, -32021).
@@ -55,6 +59,7 @@ pub mod config;
 pub mod conformance;
 pub mod context;
 pub mod diag;
+pub mod https;
 pub mod input;
 pub mod meta;
 pub mod methods;

@@ -213,10 +213,13 @@ impl Session {
         if token.is_cancelled() {
             return;
         }
-        self.outbox.push(match outcome {
-            Ok(result) => wire::response(id, stamp(result)),
-            Err(error) => wire::error(Some(id), &error),
-        });
+        self.outbox.answer(
+            id,
+            match outcome {
+                Ok(result) => wire::response(id, stamp(result)),
+                Err(error) => wire::error(Some(id), &error),
+            },
+        );
     }
 
     /// Writes a notification of a request in flight (progress, log message), unless the
@@ -228,7 +231,7 @@ impl Session {
             .get(&id.key())
             .is_some_and(|token| !token.is_cancelled())
         {
-            self.outbox.push(frame);
+            self.outbox.push_to(id, frame);
         }
     }
 
@@ -269,13 +272,16 @@ impl Session {
                 "The request id {id} is already in use by a request in flight."
             )));
         }
-        self.outbox.push(wire::notification(
-            "notifications/subscriptions/acknowledged",
-            Some(json!({
-                "_meta": {META_SUBSCRIPTION: id.value()},
-                "notifications": filter.to_json(),
-            })),
-        ));
+        self.outbox.push_to(
+            id,
+            wire::notification(
+                "notifications/subscriptions/acknowledged",
+                Some(json!({
+                    "_meta": {META_SUBSCRIPTION: id.value()},
+                    "notifications": filter.to_json(),
+                })),
+            ),
+        );
         shared.listens.push(Listen {
             id: id.clone(),
             filter,
@@ -292,18 +298,26 @@ impl Session {
         let listens = std::mem::take(&mut shared.listens);
         for listen in &listens {
             let id = listen.id.value();
-            self.outbox.push(wire::response(
+            self.outbox.answer(
                 &listen.id,
-                stamp(json!({"resultType": "complete", "_meta": {META_SUBSCRIPTION: id}})),
-            ));
-            self.outbox.push(wire::notification(
-                "notifications/cancelled",
-                Some(json!({
-                    "requestId": id,
-                    "reason": reason,
-                    "_meta": {META_SUBSCRIPTION: id},
-                })),
-            ));
+                wire::response(
+                    &listen.id,
+                    stamp(json!({"resultType": "complete", "_meta": {META_SUBSCRIPTION: id}})),
+                ),
+            );
+            // On stdio the client learns that the stream ended; over HTTP the response
+            // closed the route, and the end of the stream says it.
+            self.outbox.push_to(
+                &listen.id,
+                wire::notification(
+                    "notifications/cancelled",
+                    Some(json!({
+                        "requestId": id,
+                        "reason": reason,
+                        "_meta": {META_SUBSCRIPTION: id},
+                    })),
+                ),
+            );
         }
         listens.len()
     }
@@ -336,10 +350,13 @@ impl Session {
 
     fn push_list_changed(&self, shared: &Shared, kind: ListKind) {
         for listen in shared.listens.iter().filter(|l| l.filter.wants(kind)) {
-            self.outbox.push(wire::notification(
-                kind.method(),
-                Some(json!({"_meta": {META_SUBSCRIPTION: listen.id.value()}})),
-            ));
+            self.outbox.push_to(
+                &listen.id,
+                wire::notification(
+                    kind.method(),
+                    Some(json!({"_meta": {META_SUBSCRIPTION: listen.id.value()}})),
+                ),
+            );
         }
     }
 
@@ -356,10 +373,13 @@ impl Session {
                 .is_some_and(|uris| uris.iter().any(|watched| covers(watched, uri)));
             if subscribed {
                 count += 1;
-                self.outbox.push(wire::notification(
-                    "notifications/resources/updated",
-                    Some(json!({"_meta": {META_SUBSCRIPTION: listen.id.value()}, "uri": uri})),
-                ));
+                self.outbox.push_to(
+                    &listen.id,
+                    wire::notification(
+                        "notifications/resources/updated",
+                        Some(json!({"_meta": {META_SUBSCRIPTION: listen.id.value()}, "uri": uri})),
+                    ),
+                );
             }
         }
         count

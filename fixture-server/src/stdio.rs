@@ -4,13 +4,18 @@
 use std::time::Duration;
 
 use crate::cli::Options;
+use crate::https::options::Transport;
 use crate::{Outcome, info};
 
 /// How long `--close-stdout` keeps the process alive.
 pub const CLOSE_STDOUT_SLEEP: Duration = Duration::from_secs(120);
 
-/// Runs the server on stdin and stdout; returns the exit code.
+/// Runs the server on stdin and stdout, or over HTTP when the options ask; returns the
+/// exit code.
 pub async fn run(options: Options) -> i32 {
+    if options.transport != Transport::Stdio {
+        return crate::https::run(options).await;
+    }
     if options.close_stdout {
         return close_stdout_and_sleep().await;
     }

@@ -9,6 +9,7 @@
 //! no event speaks of a process: a link reports a failed request, a question for
 //! VS Code, or its end and whether the session ends with it.
 
+pub mod http;
 pub mod memory;
 pub mod stdio;
 

@@ -42,19 +42,19 @@ pub fn request(session: &Arc<Session>, request: Request) {
     let Some(method) = known(session, &method) else {
         session
             .outbox
-            .push(wire::error(Some(&id), &method_not_found(&method)));
+            .answer(&id, wire::error(Some(&id), &method_not_found(&method)));
         return;
     };
     if method == "subscriptions/listen" {
         if let Err(error) = listen::open(session, &id, params.as_ref()) {
-            session.outbox.push(wire::error(Some(&id), &error));
+            session.outbox.answer(&id, wire::error(Some(&id), &error));
         }
         return;
     }
     let token = match session.begin(&id) {
         Ok(token) => token,
         Err(error) => {
-            session.outbox.push(wire::error(Some(&id), &error));
+            session.outbox.answer(&id, wire::error(Some(&id), &error));
             return;
         }
     };
@@ -70,6 +70,12 @@ pub fn request(session: &Arc<Session>, request: Request) {
     });
 }
 
+/// Whether the server serves `method` (Streamable HTTP answers 404 before the dispatch
+/// when it does not).
+pub fn serves(session: &Session, method: &str) -> bool {
+    known(session, method).is_some()
+}
+
 /// The name of a method the server serves, as a `'static` str.
 fn known(session: &Session, method: &str) -> Option<&'static str> {
     let method = METHODS.iter().copied().find(|known| *known == method)?;
@@ -79,7 +85,8 @@ fn known(session: &Session, method: &str) -> Option<&'static str> {
     Some(method)
 }
 
-fn method_not_found(method: &str) -> ErrorData {
+/// The -32601 error of a method the server does not serve.
+pub fn method_not_found(method: &str) -> ErrorData {
     if method == "initialize" {
         // A legacy client: name the supported versions (basic/versioning.mdx).
         return ErrorData::new(

@@ -1,0 +1,303 @@
+//! One request to the upstream at a URL: a POST with the headers of the revision,
+//! and its answer, a JSON body or an SSE stream, as events of the link.
+
+use super::Shared;
+use super::client::describe;
+use super::headers::{self, ParamHeader};
+use super::sse::SseReader;
+use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent};
+use bytes::Bytes;
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// What the session gets for one request; every request ends in exactly one
+/// answer (a response line, or a failure).
+pub(super) async fn exchange(
+    shared: &Shared,
+    frame: Outgoing,
+    events: mpsc::Sender<UpstreamEvent>,
+) {
+    let Outgoing::Request {
+        id, method, params, ..
+    } = &frame
+    else {
+        return;
+    };
+    let (id, method) = (*id, method.clone());
+    let name = headers::name_member(&method)
+        .and_then(|member| params.get(member))
+        .and_then(|text| serde_json::from_str::<String>(text).ok());
+    let params_headers = match (&name, method.as_str()) {
+        (Some(tool), "tools/call") => shared.param_headers(tool),
+        _ => Vec::new(),
+    };
+    let arguments = (!params_headers.is_empty())
+        .then(|| params.get("arguments"))
+        .flatten()
+        .and_then(|text| serde_json::from_str::<serde_json::Map<String, Value>>(text).ok());
+    let mut body = Vec::new();
+    frame.encode_into(&mut body);
+    let mut request_headers = shared.request_headers(&method);
+    if let Some(name) = &name {
+        insert(
+            &mut request_headers,
+            headers::NAME_HEADER,
+            &headers::encode_value(name),
+        );
+    }
+    if let Some(arguments) = &arguments {
+        for (header, value) in headers::param_values(&params_headers, arguments) {
+            insert(&mut request_headers, &header, &value);
+        }
+    }
+    let answer = Answer {
+        id,
+        learns_tools: method == "tools/list",
+        shared,
+        events: &events,
+    };
+    let response = shared
+        .client
+        .post(shared.url.clone())
+        .headers(request_headers)
+        .body(body)
+        .send()
+        .await;
+    let failure = match response {
+        Ok(response) => answer.read(response).await,
+        Err(error) => Err(RequestFailure::Transport(describe(error))),
+    };
+    if let Err(failure) = failure {
+        let _ = events
+            .send(UpstreamEvent::RequestFailed { id, failure })
+            .await;
+    }
+}
+
+fn insert(map: &mut HeaderMap, name: &str, value: &str) {
+    if let (Ok(name), Ok(value)) = (
+        HeaderName::from_bytes(name.as_bytes()),
+        HeaderValue::from_str(value),
+    ) {
+        map.insert(name, value);
+    }
+}
+
+/// Where the answer of one request goes.
+struct Answer<'a> {
+    id: u64,
+    /// A tools/list result teaches the link the `x-mcp-header`s of the tools.
+    learns_tools: bool,
+    shared: &'a Shared,
+    events: &'a mpsc::Sender<UpstreamEvent>,
+}
+
+impl Answer<'_> {
+    /// Reads the response; `Ok` once the response line went to the session.
+    async fn read(&self, mut response: reqwest::Response) -> Result<(), RequestFailure> {
+        let status = response.status();
+        let kind = content_type(&response);
+        if !status.is_success() {
+            // A JSON-RPC error with the request's id is the answer (400 for a header
+            // mismatch, 404 for a method the server does not have).
+            let body = read_body(&mut response, self.shared.max_response_bytes)
+                .await
+                .ok();
+            if kind == ContentKind::Json
+                && let Some(body) = body.filter(|body| answers(body, self.id))
+            {
+                return self.line(body.to_vec()).await;
+            }
+            return Err(status_failure(status));
+        }
+        match kind {
+            ContentKind::Json => {
+                let body = read_body(&mut response, self.shared.max_response_bytes).await?;
+                self.line(body.to_vec()).await
+            }
+            ContentKind::EventStream => self.stream(response).await,
+            ContentKind::Other(kind) => Err(RequestFailure::Unreadable(format!(
+                "the response has the content type {kind}, not application/json or text/event-stream"
+            ))),
+        }
+    }
+
+    /// The events of an SSE response, until the response (or the end of the stream).
+    async fn stream(&self, mut response: reqwest::Response) -> Result<(), RequestFailure> {
+        let mut reader = SseReader::new(self.shared.max_response_bytes);
+        let mut answered = false;
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => return Err(RequestFailure::Transport(describe(error))),
+            };
+            let mut data = Vec::new();
+            reader
+                .feed(&chunk, |event| data.push(event))
+                .map_err(|error| RequestFailure::Unreadable(error.to_string()))?;
+            for event in data {
+                let is_answer = answers(&event, self.id);
+                self.line(event).await?;
+                if is_answer {
+                    answered = true;
+                }
+            }
+            // The response ends the exchange: the stream after it carries nothing
+            // for this request.
+            if answered {
+                return Ok(());
+            }
+        }
+        if answered {
+            Ok(())
+        } else {
+            Err(RequestFailure::Transport(
+                "the stream of the response ended before the response".into(),
+            ))
+        }
+    }
+
+    /// One line for the session.
+    async fn line(&self, line: Vec<u8>) -> Result<(), RequestFailure> {
+        let line = if self.learns_tools && answers(&line, self.id) {
+            self.shared.learn_tools(line)
+        } else {
+            line
+        };
+        // A session that is gone needs nothing more.
+        let _ = self.events.send(UpstreamEvent::Line(line)).await;
+        Ok(())
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum ContentKind {
+    Json,
+    EventStream,
+    Other(String),
+}
+
+fn content_type(response: &reqwest::Response) -> ContentKind {
+    let kind = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let essence = kind
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.as_str() {
+        "application/json" => ContentKind::Json,
+        "text/event-stream" => ContentKind::EventStream,
+        "" => ContentKind::Other("(none)".into()),
+        _ => ContentKind::Other(essence),
+    }
+}
+
+/// The body, up to `limit` bytes.
+async fn read_body(
+    response: &mut reqwest::Response,
+    limit: usize,
+) -> Result<Bytes, RequestFailure> {
+    let too_large = || {
+        RequestFailure::Unreadable(format!(
+            "the response is longer than --max-response-bytes ({limit} bytes)"
+        ))
+    };
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(too_large());
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(Bytes::from(body)),
+            Err(error) => return Err(RequestFailure::Transport(describe(error))),
+        }
+    }
+}
+
+/// Whether a JSON text is a response (a result or an error) to the request `id`.
+fn answers(text: &[u8], id: u64) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Head>(text)
+        .is_ok_and(|head| head.method.is_none() && head.id.and_then(|id| id.as_u64()) == Some(id))
+}
+
+fn status_failure(status: StatusCode) -> RequestFailure {
+    RequestFailure::Status {
+        status: status.as_u16(),
+        detail: status
+            .canonical_reason()
+            .unwrap_or("the upstream server answered with an error status")
+            .to_owned(),
+    }
+}
+
+/// The headers of every POST (Streamable HTTP, "Sending Messages").
+pub(super) fn base_headers(method: &str) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    map.insert(
+        ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    insert(
+        &mut map,
+        headers::PROTOCOL_VERSION_HEADER,
+        crate::rules::UPSTREAM_PROTOCOL_VERSION,
+    );
+    insert(&mut map, headers::METHOD_HEADER, method);
+    map
+}
+
+/// The `x-mcp-header`s of the tools, as the last tools/list taught them.
+pub(super) type ToolHeaders = std::collections::HashMap<String, Vec<ParamHeader>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_response_with_the_id_answers_a_request() {
+        assert!(answers(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, 3));
+        assert!(answers(
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32020,"message":"x"}}"#,
+            3
+        ));
+        assert!(!answers(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#, 3));
+        assert!(!answers(
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            3
+        ));
+        assert!(!answers(br#"{"jsonrpc":"2.0","id":3,"method":"x"}"#, 3));
+        assert!(!answers(b"not json", 3));
+    }
+
+    #[test]
+    fn every_post_says_what_it_carries() {
+        let map = base_headers("tools/call");
+        assert_eq!(map["accept"], "application/json, text/event-stream");
+        assert_eq!(map["content-type"], "application/json");
+        assert_eq!(map["mcp-protocol-version"], "2026-07-28");
+        assert_eq!(map["mcp-method"], "tools/call");
+    }
+}

@@ -1,0 +1,220 @@
+//! The upstream server at a URL, over Streamable HTTP of revision 2026-07-28 (M4).
+//!
+//! Each request of the session is its own POST, served by its own task on the
+//! session's tracker: its answer (a JSON body, or the events of an SSE stream up to
+//! the response) comes back as lines, the same events a stdio link sends. A
+//! `notifications/cancelled` of the session closes that request's response
+//! stream, which is the cancellation of this transport; it is never POSTed. A
+//! failed request fails alone ([`UpstreamEvent::RequestFailed`]): an upstream at
+//! a URL never stops the bridge.
+
+mod client;
+mod exchange;
+pub mod headers;
+pub mod sse;
+
+pub use client::ProxyEnvironment;
+
+use super::{
+    ConnectError, Connector, LinkContext, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink,
+};
+use crate::config::{HttpTarget, StaticHeader};
+use crate::log::BRIDGE;
+use exchange::ToolHeaders;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Makes a link to the upstream at `target.url` at each connect.
+#[derive(Debug, Clone)]
+pub struct HttpConnector {
+    target: HttpTarget,
+    proxies: ProxyEnvironment,
+}
+
+impl HttpConnector {
+    pub fn new(target: HttpTarget, proxies: ProxyEnvironment) -> Self {
+        Self { target, proxies }
+    }
+}
+
+impl Connector for HttpConnector {
+    fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
+        // The connections come with the first request, in its own task.
+        let client = client::build(&self.target.extra_roots, &self.proxies)?;
+        let shared = Arc::new(Shared {
+            client,
+            url: self.target.url.clone(),
+            headers: static_headers(&self.target.headers),
+            max_response_bytes: self.target.max_response_bytes,
+            tools: Mutex::default(),
+        });
+        let (sender, frames) = mpsc::unbounded_channel();
+        let (event_sender, events) = mpsc::channel(256);
+        let (done, finished) = watch::channel(false);
+        let stop = context.stop.child_token();
+        context.tasks.spawn(dispatch(
+            shared,
+            frames,
+            event_sender,
+            context.clone(),
+            stop.clone(),
+            done,
+        ));
+        Ok(UpstreamLink {
+            sender,
+            events,
+            control: Arc::new(HttpControl { stop, finished }),
+        })
+    }
+}
+
+/// What the tasks of one link share.
+#[derive(Debug)]
+struct Shared {
+    client: reqwest::Client,
+    url: url::Url,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    max_response_bytes: usize,
+    /// The `x-mcp-header`s of the tools, from the last tools/list.
+    tools: Mutex<ToolHeaders>,
+}
+
+impl Shared {
+    /// The headers of a POST of `method`: the revision's, then the static ones.
+    fn request_headers(&self, method: &str) -> HeaderMap {
+        let mut map = exchange::base_headers(method);
+        for (name, value) in &self.headers {
+            map.append(name.clone(), value.clone());
+        }
+        map
+    }
+
+    fn param_headers(&self, tool: &str) -> Vec<headers::ParamHeader> {
+        self.tools
+            .lock()
+            .ok()
+            .and_then(|tools| tools.get(tool).cloned())
+            .unwrap_or_default()
+    }
+
+    /// A tools/list response: the link learns the `x-mcp-header`s of its tools, and
+    /// the tools whose annotations are not valid leave the list (Streamable HTTP,
+    /// "Schema Extension").
+    fn learn_tools(&self, line: Vec<u8>) -> Vec<u8> {
+        let Ok(mut frame) = serde_json::from_slice::<Value>(&line) else {
+            return line;
+        };
+        let Some(result) = frame.get_mut("result").and_then(Value::as_object_mut) else {
+            return line;
+        };
+        let (learned, warnings) = headers::learn_tools(result);
+        for warning in &warnings {
+            tracing::warn!(target: BRIDGE, "{warning}");
+        }
+        if let Ok(mut tools) = self.tools.lock() {
+            // A later page adds to the table of the first.
+            tools.extend(learned);
+        }
+        if warnings.is_empty() {
+            line
+        } else {
+            serde_json::to_vec(&frame).unwrap_or(line)
+        }
+    }
+}
+
+/// The static headers, checked by the command line already.
+fn static_headers(headers: &[StaticHeader]) -> Vec<(HeaderName, HeaderValue)> {
+    headers
+        .iter()
+        .filter_map(|header| {
+            let name = HeaderName::from_bytes(header.name.as_bytes()).ok()?;
+            let mut value = HeaderValue::from_str(header.value()).ok()?;
+            value.set_sensitive(true);
+            Some((name, value))
+        })
+        .collect()
+}
+
+/// Takes the frames of the session: each request to its own task, each
+/// cancellation to the task of its request.
+async fn dispatch(
+    shared: Arc<Shared>,
+    mut frames: mpsc::UnboundedReceiver<Outgoing>,
+    events: mpsc::Sender<UpstreamEvent>,
+    context: LinkContext,
+    stop: CancellationToken,
+    done: watch::Sender<bool>,
+) {
+    let mut requests: HashMap<u64, AbortHandle> = HashMap::new();
+    let (ended, mut ends) = mpsc::unbounded_channel::<u64>();
+    loop {
+        let frame = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            Some(id) = ends.recv() => {
+                requests.remove(&id);
+                continue;
+            }
+            frame = frames.recv() => match frame {
+                Some(frame) => frame,
+                // The session let go of the link: the end of its input.
+                None => break,
+            },
+        };
+        match frame {
+            Outgoing::Request { id, .. } => {
+                let (shared, events, ended) = (shared.clone(), events.clone(), ended.clone());
+                let task = context.tasks.spawn(async move {
+                    exchange::exchange(&shared, frame, events).await;
+                    let _ = ended.send(id);
+                });
+                requests.insert(id, task.abort_handle());
+            }
+            Outgoing::Notification { method, params } if method == "notifications/cancelled" => {
+                // Closing the response stream is the cancellation of this transport.
+                let id = params.get("requestId").and_then(Value::as_u64);
+                if let Some(task) = id.and_then(|id| requests.remove(&id)) {
+                    task.abort();
+                }
+            }
+            Outgoing::Notification { method, .. } => {
+                tracing::debug!(target: BRIDGE, "the upstream link does not send {method} over HTTP");
+            }
+        }
+    }
+    for task in requests.into_values() {
+        task.abort();
+    }
+    done.send_replace(true);
+}
+
+/// Stops a link: its requests end, and its connections close with the client.
+#[derive(Debug)]
+struct HttpControl {
+    stop: CancellationToken,
+    finished: watch::Receiver<bool>,
+}
+
+#[async_trait::async_trait]
+impl UpstreamControl for HttpControl {
+    async fn shutdown(&self, grace: Duration) {
+        let mut finished = self.finished.clone();
+        if tokio::time::timeout(grace, finished.wait_for(|done| *done))
+            .await
+            .is_err()
+        {
+            self.stop.cancel();
+        }
+    }
+
+    fn kill_now(&self) {
+        self.stop.cancel();
+    }
+}

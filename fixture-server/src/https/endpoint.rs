@@ -1,0 +1,279 @@
+//! The MCP endpoint `/mcp`: one POST per JSON-RPC message, answered with JSON, an SSE
+//! stream, or 202 for a notification (streamable-http.mdx §Sending Messages). The body
+//! goes through the same parse and dispatch as a line of stdio (`wire`, `methods`);
+//! only the checks of HTTP and the choice of the response are here.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Empty, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use rmcp::model::{ErrorCode, ErrorData};
+
+use super::headers::{self, HEADER_MISMATCH};
+use super::sse::{self, StreamSettings};
+use crate::outbox::{Routed, Routes};
+use crate::session::Session;
+use crate::wire::{self, Message, RequestId};
+use crate::{meta, methods};
+
+/// The path of the MCP endpoint.
+pub const PATH: &str = "/mcp";
+/// The largest body of a POST, as the largest line of stdio: 64 MiB.
+pub const MAX_BODY: usize = 64 << 20;
+
+/// The body of every response.
+pub type ResponseBody = BoxBody<Bytes, Infallible>;
+
+/// What every POST needs: the one session of the server and the routes of its
+/// responses.
+pub struct Endpoint {
+    pub session: Arc<Session>,
+    pub routes: Arc<Routes>,
+    pub settings: StreamSettings,
+    pub always_sse: bool,
+    posts: AtomicU64,
+}
+
+impl Endpoint {
+    pub fn new(
+        session: Arc<Session>,
+        routes: Arc<Routes>,
+        settings: StreamSettings,
+        always_sse: bool,
+    ) -> Endpoint {
+        Endpoint {
+            session,
+            routes,
+            settings,
+            always_sse,
+            posts: AtomicU64::new(0),
+        }
+    }
+
+    /// Answers one HTTP request; never fails, never panics on what the client sends.
+    pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        if request.uri().path() != PATH {
+            return text(
+                StatusCode::NOT_FOUND,
+                "Not found: the MCP endpoint is /mcp.",
+            );
+        }
+        if !headers::origin_allowed(request.headers()) {
+            return error(
+                StatusCode::FORBIDDEN,
+                None,
+                invalid("Forbidden: the Origin header does not name a loopback page."),
+            );
+        }
+        if request.method() != Method::POST {
+            // No GET stream and no sessions to DELETE in 2026-07-28 (§Backward Compatibility).
+            let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+            response
+                .headers_mut()
+                .insert(ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        }
+        let post = self.posts.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(status) = self.settings.faults.status_of_post(post) {
+            crate::info!("http", "--fail-status: the POST {post} gets {status}");
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return text(
+                status,
+                &format!("--fail-status: the POST {post} gets {status}."),
+            );
+        }
+        self.post(request).await
+    }
+
+    async fn post(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        let (parts, body) = request.into_parts();
+        if !headers::accepts_both(&parts.headers) {
+            return error(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                invalid("The Accept header must list both application/json and text/event-stream."),
+            );
+        }
+        if !headers::content_type_allowed(&parts.headers) {
+            return error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                invalid("The body must be application/json."),
+            );
+        }
+        let body = match Limited::new(body, MAX_BODY).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    None,
+                    invalid(format!("The body is over {MAX_BODY} bytes.")),
+                );
+            }
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    invalid(format!("The body could not be read: {e}.")),
+                );
+            }
+        };
+        match wire::parse(&body) {
+            Err(refusal) => error(StatusCode::BAD_REQUEST, refusal.id.as_ref(), refusal.error),
+            Ok(Message::Response) => error(
+                StatusCode::BAD_REQUEST,
+                None,
+                invalid(
+                    "The body is a JSON-RPC response: the server sends no requests, so the client must not send responses.",
+                ),
+            ),
+            Ok(Message::BadNotification(reason)) => error(
+                StatusCode::BAD_REQUEST,
+                None,
+                invalid(format!("The notification is not valid: {reason}.")),
+            ),
+            Ok(Message::Notification(notification)) => {
+                methods::notification(&self.session, notification);
+                empty(StatusCode::ACCEPTED)
+            }
+            Ok(Message::Request(request)) => self.request(&parts.headers, request).await,
+        }
+    }
+
+    /// The checks of a request in the order of the spec's table (WIRE-DIFF §8.2):
+    /// headers (400, -32020), the method (404, -32601), `_meta` (400); then the dispatch.
+    async fn request(
+        &self,
+        headers: &hyper::HeaderMap,
+        request: wire::Request,
+    ) -> Response<ResponseBody> {
+        let id = request.id.clone();
+        if let Err(message) =
+            headers::check_request(headers, &request.method, request.params.as_ref())
+        {
+            let mismatch = ErrorData::new(ErrorCode(HEADER_MISMATCH), message, None);
+            return error(StatusCode::BAD_REQUEST, Some(&id), mismatch);
+        }
+        if !methods::serves(&self.session, &request.method) {
+            let missing = methods::method_not_found(&request.method);
+            return error(StatusCode::NOT_FOUND, Some(&id), missing);
+        }
+        if let Err(refused) = meta::check(request.params.as_ref()) {
+            return error(StatusCode::BAD_REQUEST, Some(&id), refused);
+        }
+        let Some(route) = self.routes.open(&id) else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                Some(&id),
+                invalid(format!(
+                    "The request id {id} is already in use by a request in flight."
+                )),
+            );
+        };
+        let guard = RouteGuard {
+            session: Arc::clone(&self.session),
+            routes: Arc::clone(&self.routes),
+            id,
+            generation: route.generation,
+        };
+        let mut frames = route.frames;
+        methods::request(&self.session, request);
+        let Some(first) = frames.recv().await else {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&guard.id),
+                ErrorData::internal_error("The server is stopping.", None),
+            );
+        };
+        match first {
+            Routed::Final(frame) if !self.always_sse => json(status_of(&frame), frame),
+            first => {
+                let body = sse::start(first, frames, self.settings.clone(), guard);
+                let mut response = Response::new(body.boxed());
+                let headers = response.headers_mut();
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+                headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                // Proxies must not hold the events back (§Receiving Messages).
+                headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+                response
+            }
+        }
+    }
+}
+
+/// Closing the response stream before the response cancels the request
+/// (streamable-http.mdx §Cancellation): the guard lives as long as the response.
+struct RouteGuard {
+    session: Arc<Session>,
+    routes: Arc<Routes>,
+    id: RequestId,
+    generation: u64,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        if self.routes.close(&self.id, self.generation) && self.session.cancel(&self.id) {
+            crate::info!(
+                "http",
+                "the response stream of the request {} closed before its response: cancelled",
+                self.id
+            );
+        }
+    }
+}
+
+/// The status of a response sent as JSON: 400 for the protocol errors that the spec's
+/// table gives 400 (a missing client capability, -32021), 200 for every other answer.
+fn status_of(frame: &str) -> StatusCode {
+    if !frame.contains("\"error\"") {
+        return StatusCode::OK;
+    }
+    let code = serde_json::from_str::<serde_json::Value>(frame)
+        .ok()
+        .and_then(|frame| frame.get("error")?.get("code")?.as_i64());
+    if code == Some(i64::from(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0)) {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    }
+}
+
+fn invalid(message: impl Into<String>) -> ErrorData {
+    wire::invalid_request(message)
+}
+
+fn json(status: StatusCode, frame: String) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(frame)).boxed());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A JSON-RPC error response with an HTTP status; without `id` when there is none.
+fn error(status: StatusCode, id: Option<&RequestId>, error: ErrorData) -> Response<ResponseBody> {
+    json(status, wire::error(id, &error))
+}
+
+fn empty(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = Response::new(Empty::new().boxed());
+    *response.status_mut() = status;
+    response
+}
+
+fn text(status: StatusCode, message: &str) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(format!("{message}\n"))).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}

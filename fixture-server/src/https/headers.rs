@@ -1,0 +1,284 @@
+//! The request headers of Streamable HTTP 2026-07-28: `Origin` (DNS rebinding),
+//! `Accept`, `Content-Type`, and the request metadata headers `MCP-Protocol-Version`,
+//! `Mcp-Method` and `Mcp-Name`, checked against the body (streamable-http.mdx §Request
+//! Metadata, §Server Validation; WIRE-DIFF §8.2).
+//!
+//! The fixture's tools annotate no parameter with `x-mcp-header`, so no `Mcp-Param-*`
+//! header is recognized, and an unrecognized one is ignored as the spec asks.
+
+use base64::Engine;
+use hyper::HeaderMap;
+use hyper::header::{ACCEPT, CONTENT_TYPE, ORIGIN};
+use serde_json::{Map, Value};
+
+/// The JSON-RPC code `HeaderMismatch`: a required header is missing, does not match the
+/// body, or holds characters that are not allowed.
+pub const HEADER_MISMATCH: i32 = -32020;
+
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const METHOD: &str = "mcp-method";
+const NAME: &str = "mcp-name";
+const KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Whether an `Origin` header, when present, names a loopback page: a page of another
+/// host must not reach a local server (security: DNS rebinding).
+pub fn origin_allowed(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let Some(rest) = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let host = if let Some(v6) = rest.strip_prefix('[') {
+        v6.split_once(']').map(|(host, _)| host)
+    } else {
+        rest.split(':').next()
+    };
+    matches!(host, Some("localhost" | "127.0.0.1" | "::1"))
+}
+
+/// Whether `Accept` lists both `application/json` and `text/event-stream` (wildcards
+/// count): a client MUST accept both kinds of response.
+pub fn accepts_both(headers: &HeaderMap) -> bool {
+    let mut json = false;
+    let mut sse = false;
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        for range in value.split(',') {
+            let media = range
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            match media.as_str() {
+                "*/*" => (json, sse) = (true, true),
+                "application/*" | "application/json" => json = true,
+                "text/*" | "text/event-stream" => sse = true,
+                _ => {}
+            }
+        }
+    }
+    json && sse
+}
+
+/// Whether the body is declared JSON, or not declared at all (no rule of the spec asks
+/// for the header; a body declared as something else is refused).
+pub fn content_type_allowed(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return true;
+    };
+    value.to_str().is_ok_and(|value| {
+        value
+            .split(';')
+            .next()
+            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+    })
+}
+
+/// Checks the metadata headers of a request against its `method` and `params`. The
+/// error text names the header; the caller answers 400 with [`HEADER_MISMATCH`].
+pub fn check_request(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+) -> Result<(), String> {
+    let version = single(headers, PROTOCOL_VERSION)?
+        .ok_or("Header mismatch: the request has no MCP-Protocol-Version header.")?;
+    let body_version = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(KEY_VERSION))
+        .and_then(Value::as_str);
+    // A body without a version gets -32602 from the check of _meta, not a mismatch.
+    if let Some(body_version) = body_version
+        && body_version != version
+    {
+        return Err(format!(
+            "Header mismatch: MCP-Protocol-Version header value '{version}' does not match body value '{body_version}'."
+        ));
+    }
+    let header_method =
+        single(headers, METHOD)?.ok_or("Header mismatch: the request has no Mcp-Method header.")?;
+    if header_method != method {
+        return Err(format!(
+            "Header mismatch: Mcp-Method header value '{header_method}' does not match body value '{method}'."
+        ));
+    }
+    let name_member = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return Ok(()),
+    };
+    let header_name = single(headers, NAME)?
+        .ok_or_else(|| format!("Header mismatch: a {method} request needs an Mcp-Name header."))?;
+    let header_name = decode(&header_name)
+        .ok_or("Header mismatch: the Mcp-Name header is not valid =?base64?...?= text.")?;
+    let body_name = params
+        .and_then(|params| params.get(name_member))
+        .and_then(Value::as_str);
+    if body_name != Some(header_name.as_str()) {
+        return Err(format!(
+            "Header mismatch: Mcp-Name header value '{header_name}' does not match body value '{}'.",
+            body_name.unwrap_or("(none)")
+        ));
+    }
+    Ok(())
+}
+
+/// The one value of a header: `None` when absent; an error when repeated or when it
+/// holds characters outside visible ASCII, space and tab.
+fn single(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
+    let mut values = headers.get_all(name).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(format!("Header mismatch: the header {name} is repeated."));
+    }
+    let text = value.to_str().map_err(|_| {
+        format!("Header mismatch: the header {name} holds characters that are not allowed.")
+    })?;
+    Ok(Some(text.to_owned()))
+}
+
+/// Decodes the Base64 sentinel `=?base64?...?=` (markers case-sensitive); other text
+/// is the value itself.
+fn decode(value: &str) -> Option<String> {
+    let Some(encoded) = value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    else {
+        return Some(value.to_owned());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use hyper::header::HeaderValue;
+    use serde_json::json;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    fn params(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn only_loopback_origins_pass() {
+        for ok in [
+            "http://localhost:3000",
+            "https://127.0.0.1",
+            "http://[::1]:8080",
+        ] {
+            assert!(origin_allowed(&headers(&[("origin", ok)])), "{ok}");
+        }
+        for bad in [
+            "https://evil.example",
+            "null",
+            "http://localhost.evil.example",
+            "file://",
+        ] {
+            assert!(!origin_allowed(&headers(&[("origin", bad)])), "{bad}");
+        }
+        assert!(origin_allowed(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn accept_must_list_both_types() {
+        assert!(accepts_both(&headers(&[(
+            "accept",
+            "application/json, text/event-stream"
+        )])));
+        assert!(accepts_both(&headers(&[("accept", "*/*")])));
+        assert!(accepts_both(&headers(&[
+            ("accept", "application/json;q=0.9"),
+            ("accept", "text/event-stream")
+        ])));
+        assert!(!accepts_both(&headers(&[("accept", "application/json")])));
+        assert!(!accepts_both(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn the_name_header_may_be_base64_and_must_match() {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+        let body = params(json!({"name": "Hello, 世界", "_meta": meta}));
+        let good = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+        ]);
+        assert_eq!(check_request(&good, "tools/call", Some(&body)), Ok(()));
+        let wrong = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+        ]);
+        let error = check_request(&wrong, "tools/call", Some(&body)).unwrap_err();
+        assert!(error.contains("'echo' does not match"), "{error}");
+        let missing = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+        ]);
+        assert!(check_request(&missing, "tools/call", Some(&body)).is_err());
+    }
+
+    #[test]
+    fn version_and_method_must_match_the_body() {
+        let body =
+            params(json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}));
+        let old = headers(&[
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-method", "tools/list"),
+        ]);
+        assert!(
+            check_request(&old, "tools/list", Some(&body))
+                .unwrap_err()
+                .contains("MCP-Protocol-Version")
+        );
+        let other = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "prompts/list"),
+        ]);
+        assert!(
+            check_request(&other, "tools/list", Some(&body))
+                .unwrap_err()
+                .contains("Mcp-Method")
+        );
+        let none = headers(&[("mcp-method", "tools/list")]);
+        assert!(
+            check_request(&none, "tools/list", Some(&body))
+                .unwrap_err()
+                .contains("no MCP-Protocol-Version")
+        );
+        let twice = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+            ("mcp-method", "tools/list"),
+        ]);
+        assert!(
+            check_request(&twice, "tools/list", Some(&body))
+                .unwrap_err()
+                .contains("repeated")
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! The cases of the HTTP mode, by behaviour; `client` starts the server and speaks HTTP.
+
+mod client;
+mod faults;
+mod lifecycle;
+mod listen;
+mod requests;
+mod validation;
