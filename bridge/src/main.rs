@@ -1,12 +1,12 @@
-//! `mcp-bridge-vscode [options] -- <command> [args...]`
+//! `mcp-bridge-vscode [options] -- <command> [args...]` and `mcp-bridge-vscode [options] <url>`
 
 use mcp_bridge_vscode::cli::{self, Parsed};
 use mcp_bridge_vscode::{log, run};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let config = match cli::parse(std::env::args_os()) {
-        Ok(Parsed::Run(config)) => config,
+    let (config, warnings) = match cli::parse(std::env::args_os()) {
+        Ok(Parsed::Run { config, warnings }) => (config, warnings),
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -17,6 +17,9 @@ fn main() -> ExitCode {
         }
     };
     log::init(config.log_level);
+    for warning in warnings {
+        tracing::warn!(target: log::VSCODE, "{warning}");
+    }
     run::exit_on_panic();
     // One thread: the bridge's work per frame is short, a hand-over between two
     // workers costs more than it saves on two shared cores, and one thread keeps one

@@ -242,7 +242,7 @@ async fn a_stream_that_ends_comes_back_after_the_wait_with_one_change_per_list_a
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn a_refused_stream_stops_the_list_changes() {
+async fn a_first_stream_that_cannot_start_stops_the_list_changes() {
     let mut bridge = Bridge::start();
     let (_, mut upstream) = bridge.initialize(all_lists()).await;
     let stream = upstream.recv().await;
@@ -250,7 +250,7 @@ async fn a_refused_stream_stops_the_list_changes() {
         .respond_error(&stream, json!({"code":-32601,"message":"Method not found"}))
         .await;
     assert_eq!(upstream.try_recv(Duration::from_millis(100)).await, None);
-    assert!(bridge.logs.has("mcp-bridge-vscode: bridge: warning: the upstream server refused the listen stream with the error -32601: Method not found. The bridge sends no more list changes."));
+    assert!(bridge.logs.has("mcp-bridge-vscode: bridge: warning: cannot start the listen stream: the error -32601: Method not found. The client gets no list changes."));
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -30,7 +30,7 @@ fn an_unknown_option_exits_two_with_the_line_and_the_usage() {
         assert_eq!(
             stderr,
             format!(
-                "mcp-bridge-vscode: vscode: error: the option {name} is not known\nUsage: mcp-bridge-vscode [options] -- <command> [args...]\nRun mcp-bridge-vscode --help for the options.\n"
+                "mcp-bridge-vscode: vscode: error: the option {name} is not known\nUsage: mcp-bridge-vscode [options] -- <command> [args...]\n       mcp-bridge-vscode [options] <url>\nRun mcp-bridge-vscode --help for the options.\n"
             )
         );
         assert!(
@@ -50,10 +50,19 @@ fn a_missing_command_or_value_exits_two_and_names_it() {
     let (code, _, stderr) = run(&["--name"]);
     assert_eq!(code, Some(2));
     assert!(stderr.starts_with("mcp-bridge-vscode: vscode: error: the option --name has no value"));
-    let (code, _, stderr) = run(&["https://mcp.example.com/mcp"]);
+    let (code, _, stderr) = run(&["http://mcp.example.com/mcp"]);
     assert_eq!(code, Some(2));
     assert!(stderr.starts_with(
-        "mcp-bridge-vscode: vscode: error: the URL form is not available in this version"
+        "mcp-bridge-vscode: vscode: error: the URL of the upstream server uses http to a host that is not a loopback host: use https\nUsage: "
+    ));
+    let (code, _, stderr) = run(&[
+        "--header-env",
+        "Authorization=MCP_BRIDGE_TEST_UNSET_7f",
+        "https://mcp.example.com/mcp",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.starts_with(
+        "mcp-bridge-vscode: vscode: error: the variable MCP_BRIDGE_TEST_UNSET_7f of --header-env is not set\nUsage: "
     ));
 }
 
@@ -68,4 +77,42 @@ fn help_and_version_go_to_stdout_and_exit_zero() {
         stdout,
         format!("mcp-bridge-vscode {}\n", env!("CARGO_PKG_VERSION"))
     );
+}
+
+#[test]
+fn a_ca_file_that_cannot_be_used_exits_two_with_its_line_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ca.pem");
+    std::fs::write(&path, "no certificate here").unwrap();
+    let path = path.to_string_lossy().into_owned();
+    let (code, stdout, stderr) = run(&["--ca-file", &path, "https://mcp.example.com/mcp"]);
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty());
+    assert_eq!(
+        stderr,
+        format!(
+            "mcp-bridge-vscode: vscode: error: cannot use the CA certificates of --ca-file: {path} has no PEM certificate\n"
+        )
+    );
+}
+
+#[test]
+fn a_secret_header_on_the_command_line_gets_its_warning_and_its_value_never_shows() {
+    // The bridge starts (no upstream is contacted before initialize) and stops at
+    // the end of its input.
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
+        .args([
+            "--header",
+            "X-Api-Key: marker-5d1e",
+            "https://mcp.example.com/mcp",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stderr.starts_with(
+        "mcp-bridge-vscode: vscode: warning: the value of the header X-Api-Key is on the command line. "
+    ), "{stderr}");
+    assert!(!stderr.contains("marker-5d1e"), "{stderr}");
 }

@@ -374,8 +374,9 @@ async fn duplicate_ids_in_flight_get_duplicate_id_and_the_first_request_is_answe
     let (mut bridge, mut upstream) = ready().await;
     bridge.send(slow_call(json!(5))).await;
     let request = upstream.recv().await;
-    // Every later request with the id 5, forwarded or answered by the bridge, is refused.
-    for method in ["tools/call", "tools/list", "ping", "logging/setLevel"] {
+    // Every later request with the id 5, forwarded or answered by the bridge, is
+    // refused, but for ping and server/discover (below).
+    for method in ["tools/call", "tools/list", "logging/setLevel"] {
         let mut duplicate =
             json!({"jsonrpc":"2.0","id":5,"method":method,"params":{"level":"info"}});
         if method == "tools/call" {
@@ -387,6 +388,25 @@ async fn duplicate_ids_in_flight_get_duplicate_id_and_the_first_request_is_answe
             "{method}"
         );
     }
+    // R2, C1: ping and server/discover are answered at once in every state, also
+    // with the id of a request in flight.
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":5,"method":"ping"}))
+            .await,
+        json!({"jsonrpc":"2.0","id":5,"result":{}})
+    );
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}))
+            .await,
+        error(
+            json!(5),
+            -32601,
+            "The server does not have this method.",
+            json!({"cause":"method_not_found"})
+        )
+    );
     // The number 5 and the string "5" are different ids.
     bridge.send(slow_call(json!("5"))).await;
     let other = upstream.recv().await;
@@ -422,9 +442,16 @@ async fn a_request_with_the_id_of_the_pending_initialize_gets_duplicate_id() {
     let discover = upstream.recv().await;
     assert_eq!(
         bridge
-            .call(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+            .call(json!({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}))
             .await,
         error(json!(1), -32600, DUPLICATE, json!({"cause":"duplicate_id"}))
+    );
+    // R2: a ping is answered at once, whatever its id.
+    assert_eq!(
+        bridge
+            .call(json!({"jsonrpc":"2.0","id":1,"method":"ping"}))
+            .await,
+        json!({"jsonrpc":"2.0","id":1,"result":{}})
     );
     upstream
         .respond(&discover, discover_result(json!({"tools":{}})))

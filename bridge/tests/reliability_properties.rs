@@ -1,7 +1,8 @@
 //! Issue 9, part 4: properties over generated JSON (proptest).
 //!
 //! - Transparency: a forwarded result equals the upstream result except for the
-//!   listed rules (R4, R5, R6, R8, O10), by an independent model of those rules,
+//!   listed rules (R4, R5, R6, R8, O10), by an independent model of those rules
+//!   (R6 included: `model_repair`, not the bridge's repair function),
 //!   and through a whole in-process session.
 //! - The schema repair (R6) is idempotent and leaves no array schema without a
 //!   truthy `items` in the depth that it examines.
@@ -211,13 +212,90 @@ fn model_tool(tool: &Value) -> Value {
     for (key, value) in tool {
         match key.as_str() {
             "inputSchema" => {
-                let mut schema = value.clone();
-                repair_array_items(&mut schema);
-                out.insert(key.clone(), schema);
+                out.insert(key.clone(), model_repair(value, 1));
             }
             "outputSchema" if value.get("type").and_then(Value::as_str) != Some("object") => {}
             _ => {
                 out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// R6 written apart from the bridge's repair: every schema with `type: "array"`
+/// whose `items` is missing or false in JavaScript gets `items: {}` (`items: false`
+/// also a `maxItems` of the `prefixItems` count, unless it has one), in each
+/// sub-schema of the JSON Schema keywords, down to the depth limit.
+fn model_repair(node: &Value, depth: usize) -> Value {
+    const ONE: [&str; 11] = [
+        "additionalProperties",
+        "additionalItems",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "propertyNames",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+        "items",
+    ];
+    const MAP: [&str; 6] = [
+        "properties",
+        "patternProperties",
+        "dependencies",
+        "dependentSchemas",
+        "$defs",
+        "definitions",
+    ];
+    const LIST: [&str; 5] = ["anyOf", "allOf", "oneOf", "prefixItems", "items"];
+    let Value::Object(schema) = node else {
+        return node.clone();
+    };
+    if depth > MAX_SCHEMA_DEPTH {
+        return node.clone();
+    }
+    let child = |value: &Value| model_repair(value, depth + 1);
+    let mut out = Map::new();
+    for (key, value) in schema {
+        let repaired = match (key.as_str(), value) {
+            (key, Value::Object(members)) if MAP.contains(&key) => Value::Object(
+                members
+                    .iter()
+                    .map(|(name, member)| (name.clone(), child(member)))
+                    .collect(),
+            ),
+            (key, Value::Array(members)) if LIST.contains(&key) => {
+                Value::Array(members.iter().map(child).collect())
+            }
+            (key, Value::Object(_)) if ONE.contains(&key) => child(value),
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), repaired);
+    }
+    if out.get("type") == Some(&json!("array")) {
+        let falsy = |value: &Value| match value {
+            Value::Null => true,
+            Value::Bool(b) => !b,
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::String(s) => s.is_empty(),
+            _ => false,
+        };
+        match out.get("items") {
+            Some(Value::Bool(false)) => {
+                out.insert("items".into(), json!({}));
+                if !out.contains_key("maxItems") {
+                    let prefix = out
+                        .get("prefixItems")
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len);
+                    out.insert("maxItems".into(), prefix.into());
+                }
+            }
+            Some(items) if !falsy(items) => {}
+            _ => {
+                out.insert("items".into(), json!({}));
             }
         }
     }
@@ -270,6 +348,59 @@ fn arrays_without_items(node: &Value, depth: usize, found: &mut Vec<Value>) {
     }
 }
 
+/// JSON schemas rich in array schemas, with each kind of `items` and each kind of
+/// keyword that holds sub-schemas.
+fn schema() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!({"type": "array"})),
+        Just(json!({"type": "array", "items": false})),
+        Just(json!({"type": "array", "items": 0})),
+        Just(json!({"type": "array", "items": ""})),
+        Just(json!({"type": "array", "items": null})),
+        Just(json!({"type": "array", "items": true, "maxItems": 2})),
+        Just(json!({"type": ["array", "null"]})),
+        Just(json!({"type": "string"})),
+        Just(json!(true)),
+        Just(json!(false)),
+    ];
+    leaf.prop_recursive(6, 64, 4, |inner| {
+        (
+            prop::sample::select(vec!["array", "object", "string"]),
+            prop::sample::select(vec![
+                "properties",
+                "items",
+                "anyOf",
+                "prefixItems",
+                "additionalProperties",
+                "not",
+                "$defs",
+                "x-other",
+            ]),
+            prop::collection::vec(inner, 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(kind, keyword, members, one)| {
+                let value = match keyword {
+                    "properties" | "$defs" => Value::Object(
+                        members
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, m)| (format!("p{i}"), m))
+                            .collect(),
+                    ),
+                    "items" | "additionalProperties" | "not" | "x-other" if one => {
+                        members[0].clone()
+                    }
+                    _ => Value::Array(members),
+                };
+                let mut schema = Map::new();
+                schema.insert("type".into(), kind.into());
+                schema.insert(keyword.into(), value);
+                Value::Object(schema)
+            })
+    })
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
@@ -320,6 +451,14 @@ proptest! {
                 prop_assert!(structured || result_kind(&result) != ResultKind::Complete);
             }
         }
+    }
+
+    /// R6 by the independent model: the bridge's repair gives the same schema.
+    #[test]
+    fn the_schema_repair_equals_the_independent_model_of_r6(schema in schema()) {
+        let mut repaired = schema.clone();
+        repair_array_items(&mut repaired);
+        prop_assert_eq!(repaired.to_string(), model_repair(&schema, 1).to_string());
     }
 
     #[test]

@@ -8,8 +8,7 @@
 //! never uses a stale bridge; Cargo does nothing when they are fresh.
 //! `MCP_CONFORMANCE_BRIDGE` and `MCP_CONFORMANCE_FIXTURE` name other executables.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 /// The paths of the three executables.
 #[derive(Debug, Clone)]
@@ -55,46 +54,7 @@ fn one(variable: &str, package: &str, bin: &str) -> Result<PathBuf, String> {
         return Ok(PathBuf::from(path));
     }
     if std::env::var_os("CARGO").is_some() {
-        refresh(package, bin)?;
+        workspace_bin::build(package, bin).map_err(|error| error.to_string())?;
     }
     workspace_bin::path(package, bin).map_err(|error| error.to_string())
-}
-
-/// `cargo build` of one binary in the profile and target folder of the running
-/// executable: a no-op when it is fresh.
-fn refresh(package: &str, bin: &str) -> Result<(), String> {
-    let dir = workspace_bin::profile_dir().map_err(|e| e.to_string())?;
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-    if !manifest.is_file() {
-        return Ok(());
-    }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            package,
-            "--bin",
-            bin,
-            "--manifest-path",
-        ])
-        .arg(&manifest);
-    if dir.file_name().is_some_and(|name| name == "release") {
-        command.arg("--release");
-    }
-    if let Some(target) = dir.parent() {
-        command.arg("--target-dir").arg(target);
-    }
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot run cargo to build {bin}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "cargo build -p {package} --bin {bin} failed ({status})"
-        ))
-    }
 }

@@ -133,10 +133,44 @@ mod tests {
         ] {
             expected.push(id.into());
         }
+        // The rows of M4-M6 that the contract names beyond its tables.
+        expected.extend(
+            [
+                "LISTEN-HTTP",
+                "SIGN-IN-TIME",
+                "SANDBOX",
+                "START-URL-ONE-TIME",
+                "START-URL-SECOND-REQUEST",
+                "START-URL-WRONG-TOKEN",
+                "START-URL-AFTER-REDIRECT",
+                "EMBED-LIMITS",
+                "EMBED-END",
+            ]
+            .map(String::from),
+        );
         for id in &expected {
             assert!(catalog.item(id).is_some(), "{id} is missing");
         }
-        assert_eq!(catalog.items.len(), expected.len());
+        // Each line of the Output channel table that the bridge writes, and each
+        // cause of the cause table (30, sign-in causes as one row, and
+        // sign_in_start_reused).
+        let of_kind = |kind: &str| catalog.items.iter().filter(|i| i.kind == kind).count();
+        assert_eq!(of_kind("log"), 49 + 1);
+        assert_eq!(of_kind("cause"), 32);
+        for (id, milestone) in [
+            ("LOG-WATCHDOG", "M1"),
+            ("LOG-LISTEN-CANNOT-START", "M3"),
+            ("LOG-TOO-MANY-ROUNDS", "M2"),
+            ("CAUSE-duplicate_id", "M1"),
+            ("CAUSE-too_many_rounds", "M2"),
+            ("CAUSE-sign_in_start_reused", "M6"),
+        ] {
+            assert!(catalog.has_cell(id, milestone), "{id} in {milestone}");
+        }
+        assert_eq!(
+            catalog.items.len(),
+            expected.len() + of_kind("log") - 1 + of_kind("cause")
+        );
         assert_eq!(catalog.milestones, ["M1", "M2", "M3", "M4", "M5", "M6"]);
     }
 

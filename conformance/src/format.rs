@@ -49,8 +49,12 @@ pub enum Body {
 pub enum Upstream {
     /// The runner answers as the transcript says (`upstream_send`, `upstream_exit`, ...).
     /// At the end of its input the scripted server exits with code 0, as a
-    /// 2026-07-28 server does, unless `{"scripted":{"exit_at_eof":false}}`.
-    Scripted { exit_at_eof: bool },
+    /// 2026-07-28 server does, unless `{"scripted":{"exit_at_eof":false}}`; with
+    /// `"ignore_sigterm":true` a termination signal does not end it (only a kill).
+    Scripted {
+        exit_at_eof: bool,
+        ignore_sigterm: bool,
+    },
     /// A real `bridge-fixture-server` with these arguments, behind the relay.
     Fixture(Vec<String>),
     /// No upstream: `bridge_args` is the whole command line of the bridge (for the
@@ -110,6 +114,14 @@ pub enum StepKind {
     Send(Value),
     /// Write a line as it is (`${NAME}` becomes the JSON of a capture).
     SendRaw(String),
+    /// Write a line `count` times; `${seq}` becomes 1, 2, ... (a flood of requests).
+    SendRepeated {
+        text: String,
+        count: u64,
+    },
+    /// The client stops reading the bridge's stdout for the rest of the run (a
+    /// client that hangs); the frames after it are never seen.
+    StopReadingStdout,
     /// Write a frame of the header's client profile: `initialize`, `discover` or `initialized`.
     SendProfile {
         frame: String,
@@ -134,6 +146,9 @@ pub enum StepKind {
     UpstreamExpect(Value),
     /// The bridge ends the upstream's input (closes the relay's stdin).
     UpstreamExpectEof,
+    /// No process is left in the process group of any upstream that the bridge
+    /// started (the relays lead their groups).
+    ExpectUpstreamGone,
     /// The scripted upstream writes a frame to the bridge.
     UpstreamSend(Value),
     /// The scripted upstream writes a line as it is (`${NAME}` becomes the JSON of a capture).
@@ -300,12 +315,16 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
     let upstream = match header.get("upstream") {
         Some(Value::String(none)) if none == "none" => Upstream::None,
         Some(Value::Object(object)) if object.len() == 1 && object.contains_key("scripted") => {
-            Upstream::Scripted {
-                exit_at_eof: object
+            let flag = |name: &str, default: bool| {
+                object
                     .get("scripted")
-                    .and_then(|s| s.get("exit_at_eof"))
+                    .and_then(|s| s.get(name))
                     .and_then(Value::as_bool)
-                    .unwrap_or(true),
+                    .unwrap_or(default)
+            };
+            Upstream::Scripted {
+                exit_at_eof: flag("exit_at_eof", true),
+                ignore_sigterm: flag("ignore_sigterm", false),
             }
         }
         Some(Value::Object(object)) if object.len() == 1 && object.contains_key("fixture") => {
@@ -391,6 +410,18 @@ fn parse_step(
         Some(value) => Some(millis_of(&value)?),
         None => None,
     };
+    let repeat = match object.shift_remove("repeat") {
+        Some(value) => Some(
+            value
+                .as_u64()
+                .filter(|n| *n > 0)
+                .ok_or("repeat is a count of 1 or more")?,
+        ),
+        None => None,
+    };
+    if repeat.is_some() && !object.contains_key("send_raw") {
+        return Err("repeat goes only with send_raw".into());
+    }
     if object.is_empty() {
         // A comment line.
         return Ok(None);
@@ -411,7 +442,14 @@ fn parse_step(
     };
     let kind = match key.as_str() {
         "send" => StepKind::Send(value),
-        "send_raw" => StepKind::SendRaw(text_of(&value)?),
+        "send_raw" => match repeat {
+            Some(count) => StepKind::SendRepeated {
+                text: text_of(&value)?,
+                count,
+            },
+            None => StepKind::SendRaw(text_of(&value)?),
+        },
+        "stop_reading_stdout" => StepKind::StopReadingStdout,
         "send_profile" => {
             if header.client.is_none() {
                 return Err("send_profile needs \"client\" in the header".into());
@@ -466,6 +504,12 @@ fn parse_step(
             StepKind::UpstreamExpect(value)
         }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,
+        "expect_upstream_gone" => {
+            if header.upstream == Upstream::None {
+                return Err("expect_upstream_gone needs an upstream".into());
+            }
+            StepKind::ExpectUpstreamGone
+        }
         "upstream_send" => scripted(StepKind::UpstreamSend(value))?,
         "upstream_raw" => scripted(StepKind::UpstreamRaw(text_of(&value)?))?,
         "upstream_stderr" => scripted(StepKind::UpstreamStderr(text_of(&value)?))?,

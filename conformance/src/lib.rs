@@ -16,12 +16,14 @@
 //! - [`relay`]: the bridge's upstream command, a pipe to the runner over loopback TCP.
 //! - [`upstream`]: the runner's end of the relay: scripted answers, or a proxy to
 //!   the fixture server; every upstream frame recorded.
+//! - [`launch`]: the start of a run, the hub and the bridge (for the runner and the replay).
 //! - [`runner`]: one transcript against one bridge process.
 //! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
 //! - [`checks`] and [`schema`]: the wire checks of every transcript (both schemas,
-//!   the rules of the reference).
+//!   the rules of the reference), one file for each side (`client`, `upstream`).
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
+//! - [`process_group`]: whether the upstream's process group is gone.
 #![forbid(unsafe_code)]
 
 pub mod bins;
@@ -29,10 +31,12 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod format;
+pub mod launch;
 pub mod matchers;
 pub mod matrix;
 pub mod outcome;
 pub mod paths;
+pub mod process_group;
 pub mod relay;
 pub mod replay;
 pub mod runner;

@@ -102,7 +102,26 @@ fn match_at(
                 ))
             }
         }
-        Value::Object(object) => match_object(object, actual, captures, path),
+        Value::Object(object) => match value_matcher(object) {
+            Some(("$not", inner)) => {
+                let mut trial = captures.clone();
+                match match_at(inner, Some(actual), &mut trial, path) {
+                    Ok(()) => Err(mismatch(
+                        path,
+                        format!("expected a value that does not match {inner}, got {actual}"),
+                    )),
+                    Err(_) => Ok(()),
+                }
+            }
+            Some((_, Value::Array(all))) => {
+                for want in all {
+                    match_at(want, Some(actual), captures, path)?;
+                }
+                Ok(())
+            }
+            Some((kind, _)) => Err(mismatch(path, format!("{kind} takes an array of matchers"))),
+            None => match_object(object, actual, captures, path),
+        },
         Value::Array(items) => {
             let Value::Array(got) = actual else {
                 return Err(mismatch(path, format!("expected an array, got {actual}")));
@@ -213,6 +232,16 @@ pub fn is_uuid(text: &str) -> bool {
             .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// The single `$not` (the value does not match) or `$all` (the value matches
+/// each of an array of expectations) member of a value matcher.
+fn value_matcher(object: &Map<String, Value>) -> Option<(&str, &Value)> {
+    if object.len() != 1 {
+        return None;
+    }
+    let (key, value) = object.iter().next()?;
+    matches!(key.as_str(), "$not" | "$all").then_some((key.as_str(), value))
+}
+
 /// The single `$len`, `$each` or `$contains` member of an array matcher.
 fn array_matcher(object: &Map<String, Value>) -> Option<(&str, &Value)> {
     if object.len() != 1 {
@@ -321,9 +350,11 @@ pub fn render(expected: &Value, actual: Option<&Value>, captures: &Captures) -> 
             let literal = text.strip_prefix('$').filter(|t| t.starts_with('$'));
             Some(Value::String(literal.unwrap_or(text).to_owned()))
         }
-        (Value::Object(object), Some(actual)) if array_matcher(object).is_some() => {
+        (Value::Object(object), Some(actual))
+            if array_matcher(object).is_some() || value_matcher(object).is_some() =>
+        {
             let mut trial = captures.clone();
-            if match_object(object, actual, &mut trial, "").is_ok() {
+            if match_at(expected, Some(actual), &mut trial, "").is_ok() {
                 Some(actual.clone())
             } else {
                 Some(expected.clone())
@@ -515,6 +546,10 @@ mod tests {
 
     #[test]
     fn array_matchers() {
+        ok(json!({"$not": 0}), json!(7));
+        fails(json!({"$not": 0}), json!(0));
+        ok(json!({"$all": ["$integer", {"$not": 0}]}), json!(3));
+        fails(json!({"$all": ["$integer", {"$not": 0}]}), json!("3"));
         ok(json!({"$len": 2}), json!([1, 2]));
         ok(
             json!({"$each": {"type": "text", "$partial": true}}),

@@ -1,6 +1,9 @@
 //! The conformance matrix: the items of the catalog as rows, the milestones as
-//! columns, each cell `pass`, `FAIL` or `-` (not covered yet); a blank cell is a
-//! milestone that added nothing to the item.
+//! columns, each cell `pass`, `FAIL`, `skip` (a transcript of the cell did not
+//! run: not covered by this run) or `-` (not covered yet); a blank cell is a
+//! milestone that added nothing to the item. Only transcripts whose expectations
+//! come from the contract count: the recordings of `recorded/` are regression
+//! replays (their failures still fail the run) and earn no cell.
 
 use crate::catalog::Catalog;
 use crate::outcome::Outcome;
@@ -11,6 +14,9 @@ use serde_json::{Map, Value, json};
 pub enum Cell {
     Pass,
     Fail,
+    /// A transcript of the cell was skipped (it needs a debug build): the cell is
+    /// not covered by this run, whatever the others say.
+    Skipped,
     NotCovered,
     /// A documentation item (Q9): the docs cover it, no transcript can.
     Documentation,
@@ -23,6 +29,7 @@ impl Cell {
         match self {
             Self::Pass => "pass",
             Self::Fail => "FAIL",
+            Self::Skipped => "skip",
             Self::NotCovered => "-",
             Self::Documentation => "doc",
             Self::Blank => "",
@@ -67,19 +74,21 @@ impl Matrix {
                         if !item.milestones.contains(milestone) {
                             return Cell::Blank;
                         }
-                        let mut covering = outcomes
+                        let covering: Vec<&Outcome> = outcomes
                             .iter()
-                            .filter(|o| o.skipped.is_none())
+                            .filter(|o| o.credits_items)
                             .filter(|o| &o.milestone == milestone && o.items.contains(&item.id))
-                            .peekable();
-                        if covering.peek().is_none() && item.kind == "documentation" {
+                            .collect();
+                        if covering.is_empty() && item.kind == "documentation" {
                             Cell::Documentation
-                        } else if covering.peek().is_none() {
+                        } else if covering.is_empty() {
                             Cell::NotCovered
-                        } else if covering.all(Outcome::passed) {
-                            Cell::Pass
-                        } else {
+                        } else if covering.iter().any(|o| o.failed()) {
                             Cell::Fail
+                        } else if covering.iter().any(|o| o.skipped.is_some()) {
+                            Cell::Skipped
+                        } else {
+                            Cell::Pass
                         }
                     })
                     .collect();
@@ -132,12 +141,13 @@ impl Matrix {
             "items covered: {covered} of {cells} cells ({} pass, {} FAIL, {} not covered); by milestone: {}",
             self.count(Cell::Pass),
             self.count(Cell::Fail),
-            self.count(Cell::NotCovered),
+            self.count(Cell::NotCovered) + self.count(Cell::Skipped),
             by_milestone.join(", ")
         )
     }
 
-    /// The summary line: `N passed, N failed` (transcripts).
+    /// The summary line: `N passed, N failed` (transcripts), and `, N skipped`
+    /// when some did not run.
     pub fn summary_line(&self) -> String {
         if self.skipped > 0 {
             format!(
@@ -215,6 +225,7 @@ impl Matrix {
                     .map(|(milestone, cell)| {
                         let text = match cell {
                             Cell::NotCovered => "not covered",
+                            Cell::Skipped => "skipped",
                             Cell::Documentation => "documentation",
                             Cell::Fail => "fail",
                             _ => "pass",
@@ -264,6 +275,7 @@ mod tests {
             elapsed_ms: 0,
             context: None,
             skipped: None,
+            credits_items: true,
         }
     }
 
@@ -304,5 +316,39 @@ mod tests {
         );
         assert!(matrix.text().contains("R4    n"), "{}", matrix.text());
         assert!(matrix.markdown().contains("| R1 | r | pass | - |"));
+    }
+
+    #[test]
+    fn a_skip_or_a_recording_is_never_a_pass() {
+        let catalog = Catalog {
+            milestones: vec!["M1".into()],
+            items: ["STOP", "R1", "R2"]
+                .iter()
+                .map(|id| Item {
+                    id: (*id).into(),
+                    requirement: "r".into(),
+                    milestones: vec!["M1".into()],
+                    kind: String::new(),
+                })
+                .collect(),
+        };
+        let mut skipped = outcome(&["STOP"], "M1", true);
+        skipped.skipped = Some("it needs a debug build".into());
+        let mut recorded = outcome(&["R1"], "M1", true);
+        recorded.credits_items = false;
+        let outcomes = [skipped, outcome(&["STOP", "R2"], "M1", true), recorded];
+        let matrix = Matrix::build(&catalog, &outcomes, None, None);
+        assert_eq!(matrix.rows[0].2, [Cell::Skipped]);
+        assert_eq!(matrix.rows[1].2, [Cell::NotCovered]);
+        assert_eq!(matrix.rows[2].2, [Cell::Pass]);
+        assert_eq!(matrix.summary_line(), "2 passed, 0 failed, 1 skipped");
+        assert!(
+            matrix
+                .coverage_line()
+                .starts_with("items covered: 1 of 3 cells (1 pass, 0 FAIL, 2 not covered)"),
+            "{}",
+            matrix.coverage_line()
+        );
+        assert!(matrix.text().contains("skip"), "{}", matrix.text());
     }
 }

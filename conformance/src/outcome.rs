@@ -42,6 +42,10 @@ pub struct Outcome {
     pub context: Option<String>,
     /// Why the transcript did not run (it needs a debug build of the bridge).
     pub skipped: Option<String>,
+    /// Whether the outcome counts for the cells of its items. A recording of
+    /// harness-sim expects what the bridge wrote when it was recorded: it is a
+    /// regression replay and earns no item credit.
+    pub credits_items: bool,
 }
 
 impl Outcome {
@@ -90,6 +94,7 @@ impl Outcome {
             "milestone": self.milestone,
             "passed": self.passed(),
             "skipped": self.skipped,
+            "credits_items": self.credits_items,
             "elapsed_ms": self.elapsed_ms as u64,
             "failures": self.failures.iter().map(|f| json!({
                 "line": f.line, "message": f.message, "detail": f.detail,

@@ -7,14 +7,17 @@
 //! 2026-07-28), and it either answers itself (a scripted upstream) or proxies to
 //! a real `bridge-fixture-server` that it started.
 //!
-//! Relay to runner: `HELLO <token>`, then each line of the relay's stdin as it
+//! Relay to runner: `HELLO <token> <pid>` (the pid leads the process group that
+//! the bridge gave its upstream), then each line of the relay's stdin as it
 //! is; the end of stdin shuts the write side of the socket.
 //! Runner to relay, one command per line (a data line never starts with `#`, so
 //! a frame can hold anything):
 //!
 //! - `=<text>`: write `<text>` and a line end to stdout;
 //! - `#stderr <text>`: write `<text>` to stderr (the bridge's stderr);
-//! - `#exit <code>`: flush stdout and exit with `<code>` (a crash of the upstream).
+//! - `#exit <code>`: flush stdout and exit with `<code>` (a crash of the upstream);
+//! - `#ignore-sigterm`: from now on a termination signal does not end the relay,
+//!   as an upstream server that ignores it (only a kill stops it).
 //!
 //! The end of the socket is an exit with code 0, as a server that ends.
 
@@ -35,7 +38,7 @@ pub async fn run(port: u16, token: &str) -> i32 {
     let _ = stream.set_nodelay(true);
     let (socket_in, mut socket_out) = stream.into_split();
     if socket_out
-        .write_all(format!("HELLO {token}\n").as_bytes())
+        .write_all(format!("HELLO {token} {}\n", std::process::id()).as_bytes())
         .await
         .is_err()
     {
@@ -84,6 +87,23 @@ pub async fn run(port: u16, token: &str) -> i32 {
         } else if let Some(code) = command.strip_prefix(b"#exit ") {
             let _ = stdout.flush().await;
             return String::from_utf8_lossy(code).trim().parse().unwrap_or(1);
+        } else if command == b"#ignore-sigterm" {
+            ignore_sigterm();
+        }
+    }
+}
+
+/// Replaces the default action of SIGTERM (the end of the process) with a
+/// handler that does nothing.
+fn ignore_sigterm() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::spawn(async move { while terminate.recv().await.is_some() {} });
+            }
+            Err(error) => eprintln!("mcp-conformance relay: cannot handle SIGTERM: {error}"),
         }
     }
 }

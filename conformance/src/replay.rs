@@ -1,21 +1,21 @@
 //! Replays a recording of harness-sim (its `tap` or `<profile> --record`)
 //! against the bridge, behind the relay, with the fixture as the upstream.
 //!
-//! The recorded client lines go out in order; before each one the replay waits
-//! until the bridge has written as many lines as it had at that point of the
-//! recording, so that answers follow their questions. Then the bridge's frames
+//! The recorded client lines go out through harness-sim's player
+//! ([`harness_sim::replay::play`], the one home of the replay), so that answers
+//! follow their questions. Then the bridge's frames
 //! are compared with the recorded ones: responses and the bridge's requests by
 //! id, notifications by method and order, with the values that vary from run to
 //! run (UUIDs, times) treated as equal. The first difference is shown as a diff.
 
 use crate::checks::{self, CheckOptions};
 use crate::format::Transcript;
+use crate::launch::{Env, start_bridge};
 use crate::outcome::{Failure, diff};
-use crate::runner::{Env, recv, start_bridge};
 use harness_sim::record::{Dir, Payload, Transcript as Recording};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tokio::time::{Duration, Instant};
+use tokio::time::Duration;
 
 /// Replays `recording`; the failures, or none.
 pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -> Vec<Failure> {
@@ -24,50 +24,18 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         Err(message) => return vec![Failure::at(1, message)],
     };
     let wait = Duration::from_millis(transcript.header.timeout_ms);
-    let mut received: Vec<Payload> = Vec::new();
     let mut failures = Vec::new();
-    let waits = awaitable_counts(recording);
-    let responses_and_requests = recording
-        .entries
-        .iter()
-        .filter(|e| e.dir == Dir::S2c)
-        .filter(|e| {
-            matches!(&e.payload, Payload::Frame(f) if f.get("id").is_some_and(|id| !id.is_null()))
-        })
-        .count();
-    for (index, entry) in recording.entries.iter().enumerate() {
-        match entry.dir {
-            Dir::S2c | Dir::Stderr => {}
-            Dir::C2s => {
-                let count = waits.get(&index).copied().unwrap_or(0);
-                receive_until(&mut peer, &mut received, count, wait).await;
-                let sent = match &entry.payload {
-                    Payload::Frame(frame) => peer.send(frame).await,
-                    Payload::Line(line) => {
-                        let mut bytes = line.clone().into_bytes();
-                        bytes.push(b'\n');
-                        peer.send_raw(&bytes).await
-                    }
-                };
-                if let Err(error) = sent {
-                    failures.push(Failure {
-                        line: None,
-                        message: format!("cannot send a recorded client line: {error}"),
-                        detail: None,
-                    });
-                    break;
-                }
-            }
+    let mut received = match harness_sim::replay::play(&mut peer, recording, wait).await {
+        Ok(received) => received,
+        Err(error) => {
+            failures.push(Failure {
+                line: None,
+                message: format!("cannot send a recorded client line: {error}"),
+                detail: None,
+            });
+            Vec::new()
         }
-    }
-    receive_until(&mut peer, &mut received, responses_and_requests, wait).await;
-    // The notifications that are still on their way.
-    while let Some(line) = peer.recv(Duration::from_millis(150)).await {
-        received.push(match line.raw {
-            Some(text) => Payload::Line(text),
-            None => Payload::Frame(line.frame),
-        });
-    }
+    };
     peer.close_stdin().await;
     if peer.wait_exit(Duration::from_secs(10)).await.is_none() {
         failures.push(Failure {
@@ -78,10 +46,7 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         peer.kill_tree();
     }
     while let Some(line) = peer.recv(Duration::from_millis(200)).await {
-        received.push(match line.raw {
-            Some(text) => Payload::Line(text),
-            None => Payload::Frame(line.frame),
-        });
+        received.push(harness_sim::replay::payload_of(line));
     }
     let expected: Vec<Payload> = recording
         .entries
@@ -107,72 +72,6 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         });
     }
     failures
-}
-
-/// For each client line (by entry index): how many bridge lines to wait for
-/// before sending it: the responses recorded before it to requests already
-/// sent, and the requests of the bridge recorded before it (the client answers
-/// them). Notifications are not waited for, and neither are responses to
-/// requests sent only later: the two recorded directions are timed apart, so a
-/// fast answer (or its progress) can be recorded before its request.
-fn awaitable_counts(recording: &Recording) -> std::collections::HashMap<usize, usize> {
-    let mut sent: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut waits = std::collections::HashMap::new();
-    let mut before: Vec<&Payload> = Vec::new();
-    for (index, entry) in recording.entries.iter().enumerate() {
-        match entry.dir {
-            Dir::S2c => before.push(&entry.payload),
-            Dir::Stderr => {}
-            Dir::C2s => {
-                let count = before
-                    .iter()
-                    .filter(|payload| match payload {
-                        // A response: only when its request went out already.
-                        Payload::Frame(frame) if frame.get("method").is_none() => frame
-                            .get("id")
-                            .is_some_and(|id| !id.is_null() && sent.contains(&id.to_string())),
-                        // A request of the bridge, which the client answers.
-                        Payload::Frame(frame) => frame.get("id").is_some_and(|id| !id.is_null()),
-                        Payload::Line(_) => false,
-                    })
-                    .count();
-                waits.insert(index, count);
-                if let Payload::Frame(frame) = &entry.payload
-                    && frame.get("method").is_some()
-                    && let Some(id) = frame.get("id")
-                {
-                    sent.insert(id.to_string());
-                }
-            }
-        }
-    }
-    waits
-}
-
-async fn receive_until(
-    peer: &mut harness_sim::StdioPeer,
-    received: &mut Vec<Payload>,
-    count: usize,
-    wait: Duration,
-) {
-    let deadline = Instant::now() + wait;
-    let with_id = |received: &Vec<Payload>| {
-        received
-            .iter()
-            .filter(
-                |p| matches!(p, Payload::Frame(f) if f.get("id").is_some_and(|id| !id.is_null())),
-            )
-            .count()
-    };
-    while with_id(received) < count {
-        match recv(peer, deadline).await {
-            Some(line) => received.push(match line.raw {
-                Some(text) => Payload::Line(text),
-                None => Payload::Frame(line.frame),
-            }),
-            None => break,
-        }
-    }
 }
 
 /// The key that pairs a recorded frame with a replayed one.

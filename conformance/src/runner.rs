@@ -7,29 +7,20 @@
 //! bridge's stdin (when the transcript did not), fails on every frame that no
 //! step expected, and runs the wire checks on everything both sides wrote.
 
-use crate::bins::Bins;
 use crate::checks::{self, CheckOptions};
-use crate::format::{Body, HarnessSpec, Step, StepKind, Transcript, Upstream};
+use crate::format::{Body, HarnessSpec, Step, StepKind, Transcript};
+use crate::launch::{recv, start_bridge};
 use crate::matchers::{self, Captures};
 use crate::outcome::{Failure, Outcome, diff};
-use crate::schema::Schemas;
-use crate::upstream::{Mode, UpEvent, UpstreamHub};
-use harness_sim::process::{PeerOptions, Received, StdioPeer};
+use crate::upstream::{UpEvent, UpstreamHub};
+
+pub use crate::launch::Env;
+use harness_sim::process::{Received, StdioPeer};
 use harness_sim::record::Payload;
 use harness_sim::{AnswerPolicy, Profile, SimClient, SimOptions};
 use regex::Regex;
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
 use tokio::time::{Duration, Instant};
-
-/// What every run shares.
-#[derive(Clone)]
-pub struct Env {
-    pub bins: Bins,
-    pub schemas: Arc<Schemas>,
-    /// Variables for every bridge (for example `MCP_BRIDGE_TEST_FAULT`).
-    pub bridge_env: Vec<(String, String)>,
-}
 
 /// How long the bridge may take to stop after the last step.
 const FINAL_STOP: Duration = Duration::from_secs(10);
@@ -47,6 +38,7 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
             elapsed_ms: 0,
             context: None,
             skipped: Some("it needs the test faults of a debug build of the bridge".into()),
+            credits_items: credits_items(transcript),
         };
     }
     let (failures, context) = match &transcript.body {
@@ -71,7 +63,14 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
         elapsed_ms: started.elapsed().as_millis(),
         context,
         skipped: None,
+        credits_items: credits_items(transcript),
     }
+}
+
+/// Only transcripts whose expectations come from the contract count for the
+/// matrix; a recording of harness-sim only replays what the bridge once wrote.
+fn credits_items(transcript: &Transcript) -> bool {
+    matches!(transcript.body, Body::Steps(_))
 }
 
 /// The bridge process: driven by the steps, or by a simulated client.
@@ -90,54 +89,6 @@ impl Client {
             Self::Gone => None,
         }
     }
-}
-
-/// A random token so that only our relay joins our listener.
-fn token() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("{:x}{:x}", nanos, std::process::id())
-}
-
-/// Starts the hub and the bridge of a transcript.
-pub(crate) async fn start_bridge(
-    transcript: &Transcript,
-    env: &Env,
-) -> Result<(StdioPeer, Option<UpstreamHub>), String> {
-    let header = &transcript.header;
-    let mode = match &header.upstream {
-        Upstream::Scripted { exit_at_eof } => Some(Mode::Scripted {
-            exit_at_eof: *exit_at_eof,
-        }),
-        Upstream::Fixture(args) => Some(Mode::Fixture(env.bins.fixture.clone(), args.clone())),
-        Upstream::None => None,
-    };
-    let hub = match mode {
-        Some(mode) => Some(
-            UpstreamHub::start(mode, token())
-                .await
-                .map_err(|e| format!("cannot listen for the relay: {e}"))?,
-        ),
-        None => None,
-    };
-    let mut command = vec![env.bins.bridge.to_string_lossy().into_owned()];
-    command.extend(header.bridge_args.iter().cloned());
-    if let Some(hub) = &hub {
-        command.push("--".into());
-        command.push(env.bins.relay.to_string_lossy().into_owned());
-        command.push("relay".into());
-        command.push(hub.port.to_string());
-        command.push(hub.token.clone());
-    }
-    let mut options = PeerOptions::default();
-    for (key, value) in env.bridge_env.iter().chain(header.env.iter()) {
-        options.env.push((key.into(), value.into()));
-    }
-    let peer = StdioPeer::spawn_with(&command, options)
-        .map_err(|e| format!("cannot start the bridge: {e}"))?;
-    Ok((peer, hub))
 }
 
 struct Run<'a> {
@@ -229,6 +180,23 @@ impl<'a> Run<'a> {
                     .await
                     .map_err(|e| fail(format!("send_raw: {e}")))
             }
+            StepKind::SendRepeated { text, count } => {
+                for seq in 1..=*count {
+                    self.captures.set("seq", Value::from(seq));
+                    let text = matchers::substitute_text(text, &self.captures).map_err(fail)?;
+                    let mut bytes = text.into_bytes();
+                    bytes.push(b'\n');
+                    let peer = self.peer().map_err(fail)?;
+                    peer.send_raw(&bytes)
+                        .await
+                        .map_err(|e| fail(format!("send_raw (time {seq} of {count}): {e}")))?;
+                }
+                Ok(())
+            }
+            StepKind::StopReadingStdout => {
+                self.peer().map_err(fail)?.stop_reading_stdout();
+                Ok(())
+            }
             StepKind::SendProfile { frame, id } => {
                 let profile = self
                     .transcript
@@ -290,6 +258,7 @@ impl<'a> Run<'a> {
                 self.upstream_expect(line, expected, deadline).await
             }
             StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
+            StepKind::ExpectUpstreamGone => self.upstream_gone(line, deadline).await,
             StepKind::UpstreamSend(frame) => {
                 let frame = matchers::substitute(frame, &self.captures).map_err(fail)?;
                 self.hub()
@@ -569,6 +538,33 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Waits until no process is left in the group of any relay.
+    async fn upstream_gone(&mut self, line: usize, deadline: Instant) -> Result<(), Failure> {
+        let pids = self.hub.as_ref().map(UpstreamHub::pids).unwrap_or_default();
+        if pids.is_empty() {
+            return Err(Failure::at(line, "the bridge started no upstream"));
+        }
+        loop {
+            let alive: Vec<u32> = pids
+                .iter()
+                .copied()
+                .filter(|pid| !crate::process_group::is_gone(*pid))
+                .collect();
+            if alive.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Failure::at(
+                    line,
+                    format!(
+                        "the process group of the upstream is still there (group ids {alive:?})"
+                    ),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     async fn expect_stderr(
         &mut self,
         line: usize,
@@ -795,12 +791,6 @@ impl<'a> Run<'a> {
         }
         failures
     }
-}
-
-/// The next stdout line before `deadline`.
-pub(crate) async fn recv(peer: &mut StdioPeer, deadline: Instant) -> Option<Received> {
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    peer.recv(remaining).await
 }
 
 /// The next stdout line that is not an ignored notification.

@@ -2,19 +2,20 @@
 //! against the catalog, filtered, and run a few at a time.
 
 use crate::catalog::Catalog;
-use crate::format::{self, Transcript};
+use crate::format::{self, Body, StepKind, Transcript};
 use crate::outcome::{Failure, Outcome};
 use crate::runner::{self, Env};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// How many transcripts run at the same time: each is a bridge and a relay (and
-/// a fixture), mostly waiting.
+/// a fixture), mostly waiting; a few wait on purpose for seconds (the watchdog,
+/// the still-waiting lines), so the others need slots beside them.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
-        .map(|n| n.get() * 2)
-        .unwrap_or(4)
-        .clamp(2, 8)
+        .map(|n| n.get() * 4)
+        .unwrap_or(8)
+        .clamp(4, 16)
 }
 
 /// A transcript, or the reason it cannot run (shown as a failed outcome).
@@ -34,6 +35,7 @@ fn load_failure(display: String, message: String) -> Box<Outcome> {
         elapsed_ms: 0,
         context: None,
         skipped: None,
+        credits_items: true,
     })
 }
 
@@ -88,24 +90,57 @@ pub fn selected(loaded: &Loaded, milestone: Option<&str>, item: Option<&str>) ->
     }
 }
 
-/// Runs the transcripts, `jobs` at a time; the outcomes keep the input order.
+/// About how long a transcript waits on purpose (its sleeps and its long time
+/// limits), so that the slow ones start first and the run ends sooner.
+fn expected_wait_ms(loaded: &Loaded) -> u64 {
+    let Ok(transcript) = loaded else {
+        return 0;
+    };
+    let Body::Steps(steps) = &transcript.body else {
+        return 0;
+    };
+    steps
+        .iter()
+        .map(|step| match step.kind {
+            StepKind::Sleep(ms) => ms,
+            _ => step.within_ms.filter(|ms| *ms > 3000).unwrap_or(0),
+        })
+        .sum()
+}
+
+/// Runs the transcripts, `jobs` at a time, the slow ones first; the outcomes keep
+/// the input order.
 pub async fn run_all(loaded: Vec<Loaded>, env: Env, jobs: usize) -> Vec<Outcome> {
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
     let env = Arc::new(env);
-    let mut handles = Vec::new();
-    for entry in loaded {
+    let mut order: Vec<(usize, u64)> = loaded
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| (index, expected_wait_ms(entry)))
+        .collect();
+    order.sort_by_key(|(index, wait)| (std::cmp::Reverse(*wait), *index));
+    let mut entries: Vec<Option<Loaded>> = loaded.into_iter().map(Some).collect();
+    let mut handles: Vec<Option<tokio::task::JoinHandle<Outcome>>> =
+        entries.iter().map(|_| None).collect();
+    for (index, _) in order {
+        let Some(entry) = entries[index].take() else {
+            continue;
+        };
         let semaphore = semaphore.clone();
         let env = env.clone();
-        handles.push(tokio::spawn(async move {
+        // Each task takes its permit in the order of the spawns.
+        let permit = semaphore.acquire_owned();
+        handles[index] = Some(tokio::spawn(async move {
             match entry {
                 Err(outcome) => *outcome,
                 Ok(transcript) => {
-                    let _permit = semaphore.acquire().await;
+                    let _permit = permit.await;
                     runner::run(&transcript, &env).await
                 }
             }
         }));
     }
+    let handles = handles.into_iter().flatten();
     let mut outcomes = Vec::new();
     for handle in handles {
         match handle.await {
@@ -117,4 +152,21 @@ pub async fn run_all(loaded: Vec<Loaded>, env: Env, jobs: usize) -> Vec<Outcome>
         }
     }
     outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(path: &str) -> Loaded {
+        let root = crate::paths::transcripts_dir();
+        Ok(format::read(&root.join(path), &root).unwrap())
+    }
+
+    #[test]
+    fn the_slow_transcripts_are_known_by_their_waits() {
+        assert!(expected_wait_ms(&loaded("m1/stop-watchdog.jsonl")) >= 9000);
+        assert!(expected_wait_ms(&loaded("m1/log-still-waiting.jsonl")) >= 9000);
+        assert_eq!(expected_wait_ms(&loaded("m1/r4-null-cursor.jsonl")), 0);
+    }
 }

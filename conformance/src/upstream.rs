@@ -50,8 +50,12 @@ pub enum UpEvent {
 /// How the upstream answers.
 #[derive(Debug, Clone)]
 pub enum Mode {
-    /// `exit_at_eof`: exit with code 0 at the end of the input, as a server does.
-    Scripted { exit_at_eof: bool },
+    /// `exit_at_eof`: exit with code 0 at the end of the input, as a server does;
+    /// `ignore_sigterm`: the relay survives a termination signal.
+    Scripted {
+        exit_at_eof: bool,
+        ignore_sigterm: bool,
+    },
     /// The fixture executable and its arguments.
     Fixture(PathBuf, Vec<String>),
 }
@@ -67,6 +71,8 @@ pub struct UpstreamHub {
     log: Arc<Mutex<Vec<UpRecord>>>,
     fixture_stderr: Arc<Mutex<Vec<String>>>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// The process id of each relay, which leads its process group.
+    pids: Arc<Mutex<Vec<u32>>>,
 }
 
 impl Drop for UpstreamHub {
@@ -96,15 +102,19 @@ impl UpstreamHub {
         let log: Arc<Mutex<Vec<UpRecord>>> = Arc::default();
         let fixture_stderr: Arc<Mutex<Vec<String>>> = Arc::default();
         let tasks: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let pids: Arc<Mutex<Vec<u32>>> = Arc::default();
         let accept = tokio::spawn(accept_loop(
             listener,
             mode,
             token.clone(),
             sender,
-            writers.clone(),
-            log.clone(),
-            fixture_stderr.clone(),
-            tasks.clone(),
+            Shared {
+                writers: writers.clone(),
+                log: log.clone(),
+                fixture_stderr: fixture_stderr.clone(),
+                tasks: tasks.clone(),
+                pids: pids.clone(),
+            },
         ));
         lock(&tasks).push(accept);
         Ok(Self {
@@ -115,7 +125,13 @@ impl UpstreamHub {
             log,
             fixture_stderr,
             tasks,
+            pids,
         })
+    }
+
+    /// The process ids of the relays so far (each leads its process group).
+    pub fn pids(&self) -> Vec<u32> {
+        lock(&self.pids).clone()
     }
 
     /// The next upstream event, or `None` after `deadline`.
@@ -171,42 +187,61 @@ impl UpstreamHub {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What the accept loop fills in for the hub.
+struct Shared {
+    writers: Arc<Mutex<Vec<Writer>>>,
+    log: Arc<Mutex<Vec<UpRecord>>>,
+    fixture_stderr: Arc<Mutex<Vec<String>>>,
+    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    pids: Arc<Mutex<Vec<u32>>>,
+}
+
 async fn accept_loop(
     listener: TcpListener,
     mode: Mode,
     token: String,
     events: mpsc::UnboundedSender<UpEvent>,
-    writers: Arc<Mutex<Vec<Writer>>>,
-    log: Arc<Mutex<Vec<UpRecord>>>,
-    fixture_stderr: Arc<Mutex<Vec<String>>>,
-    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    shared: Shared,
 ) {
     while let Ok((stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
         let (read, write) = stream.into_split();
         let mut read = BufReader::with_capacity(64 * 1024, read);
         let mut hello = String::new();
-        if read.read_line(&mut hello).await.is_err() || hello.trim_end() != format!("HELLO {token}")
-        {
+        if read.read_line(&mut hello).await.is_err() {
+            continue;
+        }
+        let mut words = hello.split_whitespace();
+        if words.next() != Some("HELLO") || words.next() != Some(token.as_str()) {
             // Not our relay.
             continue;
         }
+        if let Some(pid) = words.next().and_then(|pid| pid.parse().ok()) {
+            lock(&shared.pids).push(pid);
+        }
         let writer: Writer = Arc::new(tokio::sync::Mutex::new(write));
         let conn = {
-            let mut writers = lock(&writers);
+            let mut writers = lock(&shared.writers);
             writers.push(writer.clone());
             writers.len() - 1
         };
         let _ = events.send(UpEvent::Connected(conn));
         let task = match &mode {
-            Mode::Scripted { exit_at_eof } => tokio::spawn(scripted(
-                conn,
-                read,
-                exit_at_eof.then(|| writer.clone()),
-                events.clone(),
-                log.clone(),
-            )),
+            Mode::Scripted {
+                exit_at_eof,
+                ignore_sigterm,
+            } => {
+                if *ignore_sigterm {
+                    let _ = writer.lock().await.write_all(b"#ignore-sigterm\n").await;
+                }
+                tokio::spawn(scripted(
+                    conn,
+                    read,
+                    exit_at_eof.then(|| writer.clone()),
+                    events.clone(),
+                    shared.log.clone(),
+                ))
+            }
             Mode::Fixture(program, args) => tokio::spawn(proxy(
                 conn,
                 read,
@@ -214,12 +249,44 @@ async fn accept_loop(
                 program.clone(),
                 args.clone(),
                 events.clone(),
-                log.clone(),
-                fixture_stderr.clone(),
+                shared.log.clone(),
+                shared.fixture_stderr.clone(),
             )),
         };
-        lock(&tasks).push(task);
+        lock(&shared.tasks).push(task);
     }
+}
+
+/// Reads the bridge's lines of connection `conn` until their end: each one is
+/// recorded, becomes an event for the steps, and goes to `forward` (which stops
+/// the reading with `false`); the end becomes the `Eof` event.
+async fn record_bridge_lines(
+    conn: usize,
+    read: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    events: &mpsc::UnboundedSender<UpEvent>,
+    log: &Mutex<Vec<UpRecord>>,
+    mut forward: impl FnMut(&[u8]) -> bool,
+) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match read.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let payload = Payload::from_line(&line);
+        lock(log).push(UpRecord {
+            conn,
+            dir: UpDir::ToUpstream,
+            payload: payload.clone(),
+            at: Instant::now(),
+        });
+        let _ = events.send(UpEvent::Line(conn, payload));
+        if !forward(&line) {
+            break;
+        }
+    }
+    let _ = events.send(UpEvent::Eof(conn));
 }
 
 /// Reads the bridge's lines; the steps answer.
@@ -230,23 +297,7 @@ async fn scripted(
     events: mpsc::UnboundedSender<UpEvent>,
     log: Arc<Mutex<Vec<UpRecord>>>,
 ) {
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match read.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let payload = Payload::from_line(&line);
-        lock(&log).push(UpRecord {
-            conn,
-            dir: UpDir::ToUpstream,
-            payload: payload.clone(),
-            at: Instant::now(),
-        });
-        let _ = events.send(UpEvent::Line(conn, payload));
-    }
-    let _ = events.send(UpEvent::Eof(conn));
+    record_bridge_lines(conn, &mut read, &events, &log, |_| true).await;
     if let Some(writer) = exit_at_eof {
         let _ = writer.lock().await.write_all(b"#exit 0\n").await;
     }
@@ -327,29 +378,21 @@ async fn proxy(
             }
         }
     });
-    // The relay's lines to the fixture's stdin.
-    let up = async {
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match read.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let payload = Payload::from_line(&line);
-            lock(&log).push(UpRecord {
-                conn,
-                dir: UpDir::ToUpstream,
-                payload: payload.clone(),
-                at: Instant::now(),
-            });
-            let _ = events.send(UpEvent::Line(conn, payload));
+    // The relay's lines to the fixture's stdin; its end closes the fixture's stdin.
+    let (to_fixture, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(line) = lines.recv().await {
             if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
                 break;
             }
         }
-        let _ = events.send(UpEvent::Eof(conn));
-        drop(stdin);
+    });
+    let up = async {
+        record_bridge_lines(conn, &mut read, &events, &log, |line| {
+            to_fixture.send(line.to_vec()).is_ok()
+        })
+        .await;
+        drop(to_fixture);
         std::future::pending::<()>().await;
     };
     let status = tokio::select! {

@@ -34,7 +34,12 @@ fn env() -> Result<Env, Failed> {
     ENV.get_or_init(|| {
         let dir = paths::transcripts_dir();
         let schemas = Schemas::load(&dir.join("schema"))?;
-        let bins = Bins::locate(PathBuf::from(env!("CARGO_BIN_EXE_mcp-conformance")))?;
+        // MCP_CONFORMANCE_RELAY: another mcp-conformance as the relay (a target
+        // folder that several worktrees share can hold another one's build).
+        let relay = std::env::var_os("MCP_CONFORMANCE_RELAY")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mcp-conformance")));
+        let bins = Bins::locate(relay)?;
         Ok(Env {
             bins,
             schemas: Arc::new(schemas),

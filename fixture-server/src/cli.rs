@@ -91,6 +91,8 @@ header gets 400 with the JSON-RPC error -32020.
                      (default 15000)
   --always-sse       Answers every request with an SSE stream (default: JSON when the
                      response is the only frame of the request)
+  --bearer-env VAR   Every POST needs \"Authorization: Bearer <the value of VAR>\", else
+                     401 with \"WWW-Authenticate: Bearer\" (a server with a static token)
 
 Faults of the HTTP modes, for the tests of clients (all but --fail-status act on SSE
 streams only; --always-sse gives every request one):
@@ -178,6 +180,11 @@ const OPTIONS: &[OptionSpec] = &[
         name: "--always-sse",
         short: None,
         takes_value: false,
+    },
+    OptionSpec {
+        name: "--bearer-env",
+        short: None,
+        takes_value: true,
     },
     OptionSpec {
         name: "--fail-status",

@@ -106,6 +106,8 @@ struct Shared {
     stderr_changed: Notify,
     stderr_closed: AtomicBool,
     stdout_closed: AtomicBool,
+    /// Set by [`StdioPeer::stop_reading_stdout`]: the reader takes no more lines.
+    stdout_stopped: AtomicBool,
 }
 
 impl Shared {
@@ -169,6 +171,7 @@ impl StdioPeer {
             stderr_changed: Notify::new(),
             stderr_closed: AtomicBool::new(false),
             stdout_closed: AtomicBool::new(false),
+            stdout_stopped: AtomicBool::new(false),
         });
         let (tx, lines) = mpsc::unbounded_channel();
         tokio::spawn(read_stdout(ends.stdout, tx, Arc::clone(&shared)));
@@ -247,6 +250,12 @@ impl StdioPeer {
     /// The next stdout line if one is already there.
     pub fn try_recv(&mut self) -> Option<Received> {
         self.lines.try_recv().ok()
+    }
+
+    /// Stops reading the child's stdout for good, as a client that hangs: once the
+    /// pipe is full, the child's writes to stdout wait. The lines read before stay.
+    pub fn stop_reading_stdout(&mut self) {
+        self.shared.stdout_stopped.store(true, Ordering::Release);
     }
 
     /// Whether stdout has ended and every line was taken.
@@ -555,7 +564,14 @@ async fn read_stdout(
     let mut buf = Vec::with_capacity(8 * 1024);
     loop {
         buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
+        let read = reader.read_until(b'\n', &mut buf).await;
+        if shared.stdout_stopped.load(Ordering::Acquire) {
+            // A client that hangs: the line that came after the stop is never taken,
+            // and nothing reads the pipe any more, until the peer goes.
+            tx.closed().await;
+            return;
+        }
+        match read {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }

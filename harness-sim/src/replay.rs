@@ -1,20 +1,21 @@
 //! Plays the client side of a recording against a server and compares what
 //! the server answers with what was recorded.
 //!
-//! Before each recorded client line, the replay waits until the server has sent
-//! as many lines as it had sent at that point of the recording, so that answers
-//! to the server's requests go out after the requests. At the end it compares:
-//! each response and each server request by its id (equal JSON, with the keys
-//! of `ignore_keys` left out everywhere), the number of notifications of each
-//! method, and the number of lines that are not JSON. The conformance runner
-//! has its own richer `replay`; this one proves that a tap recording replays.
+//! [`play`] is the one player of recordings: the conformance runner's replay
+//! uses it too, with its own comparison and wire checks. Before each recorded
+//! client line it waits for the server's responses recorded before that line
+//! (to requests already sent) and for the server's requests recorded before it,
+//! so that answers to the server's requests go out after the requests. [`replay`]
+//! then compares: each response and each server request by its id (equal JSON,
+//! with the keys of `ignore_keys` left out everywhere), the number of
+//! notifications of each method, and the number of lines that are not JSON.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 use tokio::time::{Duration, Instant};
 
-use crate::process::{PeerError, PeerOptions, StdioPeer};
+use crate::process::{PeerError, PeerOptions, Received, StdioPeer};
 use crate::record::{Dir, Payload, Transcript};
 use crate::server_stdio::StdioKind;
 
@@ -75,28 +76,13 @@ pub async fn replay(
         ..PeerOptions::default()
     };
     let mut peer = StdioPeer::spawn_with(command, peer_options)?;
-    let mut report = ReplayReport::default();
-    let mut expected_before = 0;
-    for entry in &transcript.entries {
-        match entry.dir {
-            Dir::S2c => expected_before += 1,
-            Dir::Stderr => {}
-            Dir::C2s => {
-                receive_until(&mut peer, &mut report, expected_before, options.wait).await;
-                match &entry.payload {
-                    Payload::Frame(frame) => peer.send(frame).await?,
-                    Payload::Line(line) => {
-                        let mut bytes = line.clone().into_bytes();
-                        bytes.push(b'\n');
-                        peer.send_raw(&bytes).await?;
-                    }
-                }
-                report.sent += 1;
-            }
-        }
-    }
-    report.expected = expected_before;
-    receive_until(&mut peer, &mut report, expected_before, options.wait).await;
+    let received = play(&mut peer, transcript, options.wait).await?;
+    let mut report = ReplayReport {
+        sent: count(transcript, Dir::C2s),
+        expected: count(transcript, Dir::S2c),
+        received: received.into_iter().map(value_of).collect(),
+        ..ReplayReport::default()
+    };
     peer.close_stdin().await;
     report.exit_code = peer
         .wait_exit(options.exit_within)
@@ -104,27 +90,126 @@ pub async fn replay(
         .and_then(|(status, _)| status.code());
     // Lines written while the server stopped.
     while let Some(received) = peer.try_recv() {
-        report
-            .received
-            .push(received.raw.map(Value::String).unwrap_or(received.frame));
+        report.received.push(value_of(payload_of(received)));
     }
     compare(transcript, &mut report, &options.ignore_keys);
     Ok(report)
 }
 
+fn count(transcript: &Transcript, dir: Dir) -> usize {
+    transcript.entries.iter().filter(|e| e.dir == dir).count()
+}
+
+/// Sends the recorded client lines of `recording` to `peer` in order, each after
+/// the server's lines that it waits for (see [`awaitable_counts`]); returns what
+/// the server wrote until every recorded response and request came (or `wait`
+/// passed), with the notifications still on their way.
+pub async fn play(
+    peer: &mut StdioPeer,
+    recording: &Transcript,
+    wait: Duration,
+) -> Result<Vec<Payload>, PeerError> {
+    let waits = awaitable_counts(recording);
+    let with_ids = recording
+        .entries
+        .iter()
+        .filter(|e| e.dir == Dir::S2c && has_id(&e.payload))
+        .count();
+    let mut received = Vec::new();
+    for (index, entry) in recording.entries.iter().enumerate() {
+        if entry.dir != Dir::C2s {
+            continue;
+        }
+        let count = waits.get(&index).copied().unwrap_or(0);
+        receive_until(peer, &mut received, count, wait).await;
+        match &entry.payload {
+            Payload::Frame(frame) => peer.send(frame).await?,
+            Payload::Line(line) => {
+                let mut bytes = line.clone().into_bytes();
+                bytes.push(b'\n');
+                peer.send_raw(&bytes).await?;
+            }
+        }
+    }
+    receive_until(peer, &mut received, with_ids, wait).await;
+    // The notifications that are still on their way.
+    while let Some(line) = peer.recv(Duration::from_millis(150)).await {
+        received.push(payload_of(line));
+    }
+    Ok(received)
+}
+
+/// A line of the server as a payload: a frame, or a line that is not JSON.
+pub fn payload_of(received: Received) -> Payload {
+    match received.raw {
+        Some(text) => Payload::Line(text),
+        None => Payload::Frame(received.frame),
+    }
+}
+
+fn value_of(payload: Payload) -> Value {
+    match payload {
+        Payload::Frame(frame) => frame,
+        Payload::Line(text) => Value::String(text),
+    }
+}
+
+fn has_id(payload: &Payload) -> bool {
+    matches!(payload, Payload::Frame(f) if f.get("id").is_some_and(|id| !id.is_null()))
+}
+
+/// For each client line (by entry index): how many server lines with an id to
+/// wait for before sending it: the responses recorded before it to requests
+/// already sent, and the requests of the server recorded before it (the client
+/// answers them). Notifications are not waited for, and neither are responses
+/// to requests sent only later: the two recorded directions are timed apart, so
+/// a fast answer (or its progress) can be recorded before its request.
+fn awaitable_counts(recording: &Transcript) -> HashMap<usize, usize> {
+    let mut sent: HashSet<String> = HashSet::new();
+    let mut waits = HashMap::new();
+    let mut before: Vec<&Payload> = Vec::new();
+    for (index, entry) in recording.entries.iter().enumerate() {
+        match entry.dir {
+            Dir::S2c => before.push(&entry.payload),
+            Dir::Stderr => {}
+            Dir::C2s => {
+                let count = before
+                    .iter()
+                    .filter(|payload| match payload {
+                        // A response: only when its request went out already.
+                        Payload::Frame(frame) if frame.get("method").is_none() => frame
+                            .get("id")
+                            .is_some_and(|id| !id.is_null() && sent.contains(&id.to_string())),
+                        // A request of the server, which the client answers.
+                        Payload::Frame(frame) => frame.get("id").is_some_and(|id| !id.is_null()),
+                        Payload::Line(_) => false,
+                    })
+                    .count();
+                waits.insert(index, count);
+                if let Payload::Frame(frame) = &entry.payload
+                    && frame.get("method").is_some()
+                    && let Some(id) = frame.get("id")
+                {
+                    sent.insert(id.to_string());
+                }
+            }
+        }
+    }
+    waits
+}
+
+/// Receives until `count` lines with an id came, or `wait` passed.
 async fn receive_until(
     peer: &mut StdioPeer,
-    report: &mut ReplayReport,
+    received: &mut Vec<Payload>,
     count: usize,
     wait: Duration,
 ) {
     let deadline = Instant::now() + wait;
-    while report.received.len() < count {
+    while received.iter().filter(|p| has_id(p)).count() < count {
         let remaining = deadline.saturating_duration_since(Instant::now());
         match peer.recv(remaining).await {
-            Some(received) => report
-                .received
-                .push(received.raw.map(Value::String).unwrap_or(received.frame)),
+            Some(line) => received.push(payload_of(line)),
             None => break,
         }
     }

@@ -41,7 +41,7 @@ pub fn path(package: &str, bin: &str) -> Result<PathBuf, BinError> {
     if exe.is_file() {
         return Ok(exe);
     }
-    build(package, bin, &dir)?;
+    build_in(package, bin, &dir)?;
     if exe.is_file() {
         Ok(exe)
     } else {
@@ -67,10 +67,23 @@ pub fn profile_dir() -> Result<PathBuf, BinError> {
     Ok(dir)
 }
 
-fn build(package: &str, bin: &str, dir: &Path) -> Result<(), BinError> {
+/// `cargo build` of the executable `bin` of `package` with the profile of the
+/// running executable, into its target folder: Cargo does nothing when the
+/// executable is fresh. The conformance runner calls it before each run, so that
+/// it never starts a stale bridge.
+pub fn build(package: &str, bin: &str) -> Result<(), BinError> {
+    build_in(package, bin, &profile_dir()?)
+}
+
+fn build_in(package: &str, bin: &str, dir: &Path) -> Result<(), BinError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.args(["build", "--quiet", "-p", package, "--bin", bin]);
+    // The workspace of this crate, whatever the current folder.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    if manifest.is_file() {
+        command.arg("--manifest-path").arg(&manifest);
+    }
     if dir.file_name().is_some_and(|name| name == "release") {
         command.arg("--release");
     }

@@ -90,6 +90,9 @@ pub struct Listen {
     started: bool,
     /// The upstream refused the stream: no new stream until a change of subscriptions.
     refused: bool,
+    /// A stream was acknowledged once: a refusal before it means the stream could
+    /// not start at all.
+    acked_once: bool,
     active: Option<Active>,
     opening: Option<Opening>,
     changes: VecDeque<Change>,
@@ -103,6 +106,7 @@ impl Listen {
             uris: Vec::new(),
             started: false,
             refused: false,
+            acked_once: false,
             active: None,
             opening: None,
             changes: VecDeque::new(),
@@ -150,6 +154,7 @@ impl Listen {
             let Some(opening) = self.opening.take() else {
                 return actions;
             };
+            self.acked_once = true;
             let old = self.active.replace(Active { id, acked_at: now });
             if let Some(change) = opening.change {
                 self.uris = change.uris;
@@ -429,6 +434,12 @@ impl Listen {
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
+            if !self.acked_once {
+                // The Output channel table: the first stream after notifications/initialized.
+                return vec![Action::Warn(format!(
+                    "cannot start the listen stream: the error {code}: {message}. The client gets no list changes."
+                ))];
+            }
             return vec![Action::Warn(format!(
                 "the upstream server refused the listen stream with the error {code}: {message}. The bridge sends no more list changes."
             ))];
@@ -806,10 +817,31 @@ mod tests {
             Instant::now(),
             &mut ids.next(),
         );
-        assert_eq!(end, vec![Action::Warn("the upstream server refused the listen stream with the error -32601: Method not found. The bridge sends no more list changes.".into())]);
+        assert_eq!(end, vec![Action::Warn("cannot start the listen stream: the error -32601: Method not found. The client gets no list changes.".into())]);
         assert!(listen.retry(&mut ids.next()).is_empty());
         let change = listen.change(json!(2), "a:1".into(), true, &mut ids.next());
         assert!(matches!(change[0], Action::Open { .. }));
+    }
+
+    #[test]
+    fn a_stream_refused_after_an_acknowledged_one_is_a_refusal() {
+        let mut listen = Listen::new(all_declared());
+        let mut ids = Ids(0);
+        listen.start(&mut ids.next());
+        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let lost = listen.on_end(1, End::Result, Instant::now(), &mut ids.next());
+        assert!(matches!(lost[1], Action::RetryIn(_)));
+        assert!(matches!(
+            listen.retry(&mut ids.next())[0],
+            Action::Open { id: 2, .. }
+        ));
+        let end = listen.on_end(
+            2,
+            End::Error(json!({"code":-32601,"message":"Method not found"})),
+            Instant::now(),
+            &mut ids.next(),
+        );
+        assert_eq!(end, vec![Action::Warn("the upstream server refused the listen stream with the error -32601: Method not found. The bridge sends no more list changes.".into())]);
     }
 
     #[test]

@@ -103,7 +103,10 @@ impl Session {
     pub(super) async fn admit(&mut self, id: Value, method: &str) -> Option<Value> {
         #[cfg(debug_assertions)]
         super::test_faults::check(method);
-        if self.is_in_flight(&id) {
+        // R2, C1: ping and server/discover are answered at once in every state, also
+        // when their id is the id of a request in flight; they never enter the table.
+        let answered_at_once = matches!(method, "ping" | "server/discover");
+        if !answered_at_once && self.is_in_flight(&id) {
             self.reply_error(id, BridgeError::new(Cause::DuplicateId))
                 .await;
             return None;

@@ -37,6 +37,8 @@ pub struct Endpoint {
     pub routes: Arc<Routes>,
     pub settings: StreamSettings,
     pub always_sse: bool,
+    /// The token every POST must carry (`--bearer-env`).
+    bearer: Option<String>,
     posts: AtomicU64,
 }
 
@@ -52,8 +54,34 @@ impl Endpoint {
             routes,
             settings,
             always_sse,
+            bearer: None,
             posts: AtomicU64::new(0),
         }
+    }
+
+    /// Every POST needs `Authorization: Bearer <token>`.
+    pub fn with_bearer(mut self, token: Option<String>) -> Endpoint {
+        self.bearer = token;
+        self
+    }
+
+    /// Whether the request carries the token, when one is needed. Compared in
+    /// constant time, as a server should.
+    fn authorized(&self, headers: &hyper::HeaderMap) -> bool {
+        let Some(token) = &self.bearer else {
+            return true;
+        };
+        let expected = format!("Bearer {token}");
+        let given = headers
+            .get(hyper::header::AUTHORIZATION)
+            .map(|value| value.as_bytes())
+            .unwrap_or_default();
+        given.len() == expected.len()
+            && given
+                .iter()
+                .zip(expected.as_bytes())
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0
     }
 
     /// Answers one HTTP request; never fails, never panics on what the client sends.
@@ -77,6 +105,18 @@ impl Endpoint {
             response
                 .headers_mut()
                 .insert(ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        }
+        if !self.authorized(request.headers()) {
+            crate::info!("http", "--bearer-env: a POST without the token gets 401");
+            let mut response = text(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: the request needs the bearer token of --bearer-env.",
+            );
+            response.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer"),
+            );
             return response;
         }
         let post = self.posts.fetch_add(1, Ordering::Relaxed) + 1;

@@ -187,7 +187,15 @@ fn endpoint(
         keep_alive: options.http.keep_alive,
         faults: options.http.faults.clone(),
     };
-    let endpoint = Endpoint::new(session, routes, settings, options.http.always_sse);
+    let bearer = match &options.http.bearer_env {
+        Some(variable) => Some(
+            std::env::var(variable)
+                .map_err(|_| format!("the variable {variable} of --bearer-env is not set"))?,
+        ),
+        None => None,
+    };
+    let endpoint =
+        Endpoint::new(session, routes, settings, options.http.always_sse).with_bearer(bearer);
     Ok((Arc::new(endpoint), controls))
 }
 

@@ -32,6 +32,9 @@ pub struct HttpOptions {
     pub keep_alive: Duration,
     /// Answer every request with an SSE stream, even when its response is its only frame.
     pub always_sse: bool,
+    /// `--bearer-env VAR`: every POST needs `Authorization: Bearer <the value of VAR>`,
+    /// else 401: a server that takes a static token (the bridge's `--header-env`).
+    pub bearer_env: Option<String>,
     pub faults: Faults,
 }
 
@@ -43,6 +46,7 @@ impl Default for HttpOptions {
             tls_case: TlsCase::Good,
             keep_alive: DEFAULT_KEEP_ALIVE,
             always_sse: false,
+            bearer_env: None,
             faults: Faults::default(),
         }
     }
@@ -107,6 +111,7 @@ pub const HTTP_OPTIONS: &[&str] = &[
     "--tls-case",
     "--keep-alive-ms",
     "--always-sse",
+    "--bearer-env",
     "--fail-status",
     "--slow-stream-ms",
     "--break-stream-after",
@@ -135,6 +140,7 @@ pub fn apply(http: &mut HttpOptions, name: &str, value: &str) -> Result<(), Stri
         }
         "--keep-alive-ms" => http.keep_alive = millis(name, value)?,
         "--always-sse" => http.always_sse = true,
+        "--bearer-env" => http.bearer_env = Some(value.to_owned()),
         "--fail-status" => {
             let fault = parse_fail_status(value).ok_or_else(|| {
                 format!(

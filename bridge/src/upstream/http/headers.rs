@@ -26,12 +26,12 @@ pub fn name_member(method: &str) -> Option<&'static str> {
 /// visible ASCII without whitespace at its ends, else `=?base64?…?=` of its UTF-8
 /// bytes (also a plain value that looks like that form).
 pub fn encode_value(value: &str) -> String {
-    let plain = value
+    let visible = value
         .bytes()
-        .all(|byte| byte == b'\t' || (0x20..=0x7e).contains(&byte))
-        && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        .all(|byte| byte == b'\t' || (0x20..=0x7e).contains(&byte));
+    let padded = value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']);
+    let looks_encoded = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = visible && !padded && !looks_encoded;
     if plain {
         value.to_owned()
     } else {

@@ -177,7 +177,10 @@ async fn dispatch(
                 });
                 requests.insert(id, task.abort_handle());
             }
-            Outgoing::Notification { method, params } if method == "notifications/cancelled" => {
+            Outgoing::Notification {
+                method: "notifications/cancelled",
+                params,
+            } => {
                 // Closing the response stream is the cancellation of this transport.
                 let id = params.get("requestId").and_then(Value::as_u64);
                 if let Some(task) = id.and_then(|id| requests.remove(&id)) {

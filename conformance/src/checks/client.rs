@@ -1,127 +1,15 @@
-//! The wire checks that run on every transcript, whatever its steps say (the
-//! list of the reference's `Transcript.verify()`, study section 2.2):
-//!
-//! Toward VS Code (revision 2025-11-25):
-//! - every stdout line is a JSON-RPC 2.0 object (R7);
-//! - every response answers one request of the client, and its result validates
-//!   against the `$defs` entry of the request's method (errors against `Error`);
-//! - notifications are of the methods a 2025-11-25 server may send, and validate;
-//! - requests of the bridge have string ids `b-N`, never reused, of the methods
-//!   elicitation/create, sampling/createMessage or roots/list, and validate; a
-//!   `notifications/cancelled` names a request of the bridge (Q1);
-//! - no `resultType`, `ttlMs`, `cacheScope`, `inputRequests` or `requestState`
-//!   (R8), no serverInfo or subscriptionId in `_meta`, `nextCursor` only as a
-//!   string (R4), no tasks in the initialize result, truthy `items` in every
-//!   array schema of a tool and only object output schemas (R6);
-//! - every stderr line of the bridge has the form of the contract (R7, LOG).
-//!
-//! Toward the upstream (revision 2026-07-28):
-//! - every request validates against the `$defs` entry of its method, has an id
-//!   that the connection never used before, no `task`, only the `_meta` keys of
-//!   the revision and the pass-through keys of R3, and client capabilities
-//!   without tasks, `roots.listChanged`, `sampling.tools` or `sampling.context`;
-//! - the only notification is `notifications/cancelled` of a request sent before;
-//! - the bridge sends no responses upstream (a 2026-07-28 server sends no requests).
+//! The wire checks toward VS Code (revision 2025-11-25): stdout, the responses to
+//! the client's requests, the notifications and requests of the bridge, the
+//! members that never reach VS Code (R4, R6, R8), and the form of the stderr lines.
 
-use crate::schema::{Revision, Schemas};
-use crate::upstream::{UpDir, UpRecord};
+use super::{CheckOptions, Report, id_key, recovered_id};
+use crate::schema::Revision;
 use harness_sim::record::{Dir, Entry, Payload};
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
-
-/// One broken rule, with the frame that broke it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WireFailure {
-    /// The rule, e.g. `R4 nextCursor` or `schema 2025-11-25`.
-    pub rule: String,
-    pub message: String,
-    /// The frame or line, compact.
-    pub frame: String,
-}
-
-/// What the checks need to know about a run.
-#[derive(Debug, Clone, Default)]
-pub struct CheckOptions {
-    /// Stdout is JSON-RPC (off for `--help` and `--version`).
-    pub stdout_json: bool,
-    /// Stderr lines have the form of the contract.
-    pub log_format: bool,
-    /// Stderr lines that the scripted upstream wrote (not the bridge's).
-    pub injected_stderr: Vec<String>,
-}
-
-struct Report<'a> {
-    failures: Vec<WireFailure>,
-    schemas: &'a Schemas,
-}
-
-impl Report<'_> {
-    fn fail(&mut self, rule: &str, message: impl Into<String>, frame: &Value) {
-        self.fail_text(rule, message, &frame.to_string());
-    }
-
-    fn fail_text(&mut self, rule: &str, message: impl Into<String>, frame: &str) {
-        let mut frame = frame.to_owned();
-        if frame.len() > 2000 {
-            let mut end = 2000;
-            while !frame.is_char_boundary(end) {
-                end -= 1;
-            }
-            frame.truncate(end);
-            frame.push_str(" ...");
-        }
-        self.failures.push(WireFailure {
-            rule: rule.into(),
-            message: message.into(),
-            frame,
-        });
-    }
-
-    fn validate(&mut self, revision: Revision, def: &str, instance: &Value, frame: &Value) {
-        if let Err(error) = self.schemas.validate(revision, def, instance) {
-            self.fail(&format!("schema {}", revision.name()), error, frame);
-        }
-    }
-}
-
-/// Runs every check on one run's traffic. `entries` is the bridge's side as
-/// recorded (c2s, s2c and stderr, in time order); `upstream` the relay's.
-pub fn check(
-    schemas: &Schemas,
-    entries: &[Entry],
-    upstream: &[UpRecord],
-    options: &CheckOptions,
-) -> Vec<WireFailure> {
-    let mut report = Report {
-        failures: Vec::new(),
-        schemas,
-    };
-    client_side(&mut report, entries, options);
-    upstream_side(&mut report, upstream);
-    report.failures
-}
-
-/// The key of an id for maps: its JSON text.
-fn id_key(id: &Value) -> String {
-    id.to_string()
-}
-
-/// An id that a line that is not a valid request may still carry (the bridge
-/// answers with it when it can find it).
-fn recovered_id(line: &str) -> Option<String> {
-    static ID: OnceLock<Option<Regex>> = OnceLock::new();
-    let regex = ID
-        .get_or_init(|| Regex::new(r#""id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)"#).ok())
-        .as_ref()?;
-    let found = regex.captures(line)?.get(1)?.as_str();
-    serde_json::from_str::<Value>(found)
-        .ok()
-        .map(|id| id_key(&id))
-}
-
-fn client_side(report: &mut Report<'_>, entries: &[Entry], options: &CheckOptions) {
+pub(super) fn client_side(report: &mut Report<'_>, entries: &[Entry], options: &CheckOptions) {
     // The requests of the client by id, in the order sent. A response is paired
     // with the oldest unanswered request of its id; the pairing does not depend on
     // the order of the two recorded directions, whose times can cross (a fast
@@ -243,7 +131,7 @@ fn response(
         .get_mut(&id_key(id))
         .filter(|methods| !methods.is_empty())
     {
-        Some(methods) => Some(methods.remove(0)),
+        Some(methods) => Some(methods.remove(pairing(methods, object))),
         None if id.is_null() && object.contains_key("error") => None,
         None => {
             report.fail(
@@ -323,6 +211,26 @@ fn response(
         object.shift_remove("structuredContent");
     }
     report.validate(Revision::Client, def, &instance, frame);
+}
+
+/// Which of the unanswered requests with the id of a response it answers, when
+/// the id is shared (a request with the id of one in flight): a ping or a
+/// server/discover is answered at once in every state (R2, C1); a duplicate_id
+/// error answers the newest; anything else the oldest.
+fn pairing(methods: &[Option<String>], response: &Map<String, Value>) -> usize {
+    let at_once = methods
+        .iter()
+        .position(|m| matches!(m.as_deref(), Some("ping" | "server/discover")));
+    if let Some(index) = at_once {
+        return index;
+    }
+    let duplicate = response
+        .get("error")
+        .and_then(|e| e.get("data"))
+        .and_then(|d| d.get("cause"))
+        .and_then(Value::as_str)
+        == Some("duplicate_id");
+    if duplicate { methods.len() - 1 } else { 0 }
 }
 
 /// The members of revision 2026-07-28 that never reach VS Code, and the shapes of
@@ -425,7 +333,7 @@ fn js_falsy(value: &Value) -> bool {
 
 /// The JSON pointers of the array schemas (`type: "array"`) without truthy
 /// `items`, through the keywords that hold subschemas (as the bridge walks them).
-fn falsy_array_items(schema: &Value, pointer: &str, depth: usize) -> Vec<String> {
+pub(super) fn falsy_array_items(schema: &Value, pointer: &str, depth: usize) -> Vec<String> {
     let mut found = Vec::new();
     let Some(object) = schema.as_object() else {
         return found;
@@ -569,333 +477,4 @@ fn bridge_request(
         }
     };
     report.validate(Revision::Client, def, frame, frame);
-}
-
-/// The `_meta` keys that an upstream request may carry (R3).
-fn allowed_upstream_meta(key: &str) -> bool {
-    matches!(
-        key,
-        "io.modelcontextprotocol/protocolVersion"
-            | "io.modelcontextprotocol/clientInfo"
-            | "io.modelcontextprotocol/clientCapabilities"
-            | "io.modelcontextprotocol/logLevel"
-            | "progressToken"
-            | "traceparent"
-            | "tracestate"
-    ) || key.starts_with("vscode.")
-}
-
-fn upstream_side(report: &mut Report<'_>, records: &[UpRecord]) {
-    let mut sent: HashMap<usize, HashSet<String>> = HashMap::new();
-    for record in records.iter().filter(|r| r.dir == UpDir::ToUpstream) {
-        let frame = match &record.payload {
-            Payload::Frame(frame) => frame,
-            Payload::Line(line) => {
-                report.fail_text("upstream", "a line to the upstream that is not JSON", line);
-                continue;
-            }
-        };
-        let Some(object) = frame.as_object() else {
-            report.fail(
-                "upstream",
-                "a frame to the upstream that is not a JSON object",
-                frame,
-            );
-            continue;
-        };
-        let method = object.get("method").and_then(Value::as_str);
-        match (method, object.get("id")) {
-            (Some(method), Some(id)) => {
-                if !sent.entry(record.conn).or_default().insert(id_key(id)) {
-                    report.fail(
-                        "upstream ids",
-                        format!("the bridge used the upstream request id {id} again"),
-                        frame,
-                    );
-                }
-                upstream_request(report, method, object, frame);
-            }
-            (Some("notifications/cancelled"), None) => {
-                report.validate(Revision::Upstream, "CancelledNotification", frame, frame);
-                let request = object.get("params").and_then(|p| p.get("requestId"));
-                let known = request.is_some_and(|id| {
-                    sent.get(&record.conn)
-                        .is_some_and(|ids| ids.contains(&id_key(id)))
-                });
-                if !known {
-                    report.fail(
-                        "upstream cancelled",
-                        "a cancellation of no request sent upstream",
-                        frame,
-                    );
-                }
-            }
-            (Some(other), None) => report.fail(
-                "upstream",
-                format!(
-                    "the notification {other} does not exist in revision 2026-07-28 from a client"
-                ),
-                frame,
-            ),
-            (None, _) => report.fail(
-                "upstream",
-                "a response to the upstream: a server of revision 2026-07-28 sends no requests",
-                frame,
-            ),
-        }
-    }
-}
-
-fn upstream_request(
-    report: &mut Report<'_>,
-    method: &str,
-    object: &Map<String, Value>,
-    frame: &Value,
-) {
-    let def = match method {
-        "server/discover" => "DiscoverRequest",
-        "tools/list" => "ListToolsRequest",
-        "tools/call" => "CallToolRequest",
-        "prompts/list" => "ListPromptsRequest",
-        "prompts/get" => "GetPromptRequest",
-        "resources/list" => "ListResourcesRequest",
-        "resources/templates/list" => "ListResourceTemplatesRequest",
-        "resources/read" => "ReadResourceRequest",
-        "completion/complete" => "CompleteRequest",
-        "subscriptions/listen" => "SubscriptionsListenRequest",
-        other => {
-            report.fail(
-                "upstream",
-                format!("the request {other} does not exist in revision 2026-07-28"),
-                frame,
-            );
-            return;
-        }
-    };
-    report.validate(Revision::Upstream, def, frame, frame);
-    let params = object.get("params").and_then(Value::as_object);
-    if params.is_some_and(|p| p.contains_key("task")) {
-        report.fail("upstream task", "an upstream request with a task", frame);
-    }
-    let meta = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object);
-    for key in meta.into_iter().flat_map(|m| m.keys()) {
-        if !allowed_upstream_meta(key) {
-            report.fail(
-                "R3 _meta",
-                format!("an upstream request with the stray _meta key {key:?}"),
-                frame,
-            );
-        }
-    }
-    if let Some(capabilities) = meta
-        .and_then(|m| m.get("io.modelcontextprotocol/clientCapabilities"))
-        .and_then(Value::as_object)
-    {
-        let checks: [(&str, bool); 5] = [
-            ("tasks", capabilities.contains_key("tasks")),
-            (
-                "the Tasks extension",
-                capabilities
-                    .get("extensions")
-                    .and_then(|e| e.get("io.modelcontextprotocol/tasks"))
-                    .is_some(),
-            ),
-            (
-                "roots.listChanged",
-                capabilities
-                    .get("roots")
-                    .and_then(|r| r.get("listChanged"))
-                    .is_some(),
-            ),
-            (
-                "sampling.tools",
-                capabilities
-                    .get("sampling")
-                    .and_then(|s| s.get("tools"))
-                    .is_some(),
-            ),
-            (
-                "sampling.context",
-                capabilities
-                    .get("sampling")
-                    .and_then(|s| s.get("context"))
-                    .is_some(),
-            ),
-        ];
-        for (what, present) in checks {
-            if present {
-                report.fail(
-                    "C2 capabilities",
-                    format!("the upstream client capabilities declare {what}"),
-                    frame,
-                );
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use tokio::time::Instant;
-
-    fn schemas() -> Schemas {
-        Schemas::load(&crate::paths::transcripts_dir().join("schema")).unwrap()
-    }
-
-    fn entry(dir: Dir, frame: Value) -> Entry {
-        Entry {
-            t_ms: 0.0,
-            dir,
-            payload: Payload::Frame(frame),
-        }
-    }
-
-    fn options() -> CheckOptions {
-        CheckOptions {
-            stdout_json: true,
-            log_format: true,
-            injected_stderr: Vec::new(),
-        }
-    }
-
-    fn rules(entries: &[Entry], upstream: &[UpRecord]) -> Vec<String> {
-        check(&schemas(), entries, upstream, &options())
-            .into_iter()
-            .map(|f| format!("{}: {}", f.rule, f.message))
-            .collect()
-    }
-
-    #[test]
-    fn a_null_cursor_breaks_r4() {
-        let entries = [
-            entry(
-                Dir::C2s,
-                json!({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","id":4,"result":{"tools":[],"nextCursor":null}}),
-            ),
-        ];
-        let found = rules(&entries, &[]);
-        assert!(
-            found.iter().any(|r| r.starts_with("R4 nextCursor")),
-            "{found:?}"
-        );
-    }
-
-    #[test]
-    fn a_good_session_passes() {
-        let entries = [
-            entry(
-                Dir::C2s,
-                json!({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"v":{"type":"array","items":{}}}}}]}}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","id":"b-1","method":"roots/list"}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b-1"}}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}),
-            ),
-            Entry {
-                t_ms: 0.0,
-                dir: Dir::Stderr,
-                payload: Payload::Line("mcp-bridge-vscode: bridge: info: x".into()),
-            },
-        ];
-        let upstream = [UpRecord {
-            conn: 0,
-            dir: UpDir::ToUpstream,
-            payload: Payload::Frame(
-                json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
-                "io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},
-                "vscode.requestId":"r"}}}),
-            ),
-            at: Instant::now(),
-        }];
-        assert_eq!(rules(&entries, &upstream), Vec::<String>::new());
-    }
-
-    #[test]
-    fn the_rules_of_the_reference_are_checked() {
-        let entries = [
-            entry(
-                Dir::C2s,
-                json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"v":{"type":"array","items":false}}},"outputSchema":{"type":"array"}}],"ttlMs":0}}),
-            ),
-            entry(Dir::S2c, json!({"jsonrpc":"2.0","id":1,"result":{}})),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","id":2,"method":"roots/list"}),
-            ),
-            entry(
-                Dir::S2c,
-                json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}),
-            ),
-            Entry {
-                t_ms: 0.0,
-                dir: Dir::S2c,
-                payload: Payload::Line("hello".into()),
-            },
-            Entry {
-                t_ms: 0.0,
-                dir: Dir::Stderr,
-                payload: Payload::Line("loose text".into()),
-            },
-        ];
-        let upstream = [UpRecord {
-            conn: 0,
-            dir: UpDir::ToUpstream,
-            payload: Payload::Frame(
-                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":1}}}),
-            ),
-            at: Instant::now(),
-        }];
-        let found = rules(&entries, &upstream).join("\n");
-        for rule in [
-            "R8 modern member",
-            "R6 items",
-            "R6 outputSchema",
-            "answers no request",
-            "Q1 ids",
-            "Q1 cancelled",
-            "R7 stdout",
-            "R7 log line",
-            "does not exist in revision 2026-07-28",
-        ] {
-            assert!(found.contains(rule), "{rule} missing in\n{found}");
-        }
-    }
-
-    #[test]
-    fn falsy_items_are_found_through_subschemas() {
-        let schema = json!({"type":"object","properties":{"a":{"type":"array"},"b":{"anyOf":[{"type":"array","items":0}]},
-            "c":{"type":"array","items":{"type":"array","items":null}},"d":{"type":"array","items":{}}}});
-        assert_eq!(
-            falsy_array_items(&schema, "", 0),
-            [
-                "/properties/a",
-                "/properties/b/anyOf/0",
-                "/properties/c/items"
-            ]
-        );
-    }
 }

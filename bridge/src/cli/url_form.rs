@@ -1,0 +1,314 @@
+//! The checks of the URL form's arguments (M4): the URL, the static headers, the
+//! CA certificates and the sign-in options. Pure functions of their input, so the
+//! rules of the contract are tested here; an error text names an option, a header
+//! or a variable, never a value.
+
+use crate::config::{StaticHeader, TokenStoreChoice};
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+use std::net::IpAddr;
+use url::{Host, Url};
+
+/// The URL of the upstream: https, or http to a loopback host; no user
+/// information and no fragment. No option permits anything else.
+pub fn check_url(text: &str) -> Result<Url, String> {
+    let url =
+        Url::parse(text).map_err(|_| "the URL of the upstream server is not valid".to_owned())?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(
+            "the URL of the upstream server has user information: give a token with --header-env"
+                .into(),
+        );
+    }
+    if url.fragment().is_some() {
+        return Err("the URL of the upstream server has a fragment".into());
+    }
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(url),
+        "http" if url.host().as_ref().is_some_and(is_loopback) => Ok(url),
+        "http" => Err("the URL of the upstream server uses http to a host that is not a loopback host: use https".into()),
+        _ => Err("the URL of the upstream server does not use https".into()),
+    }
+}
+
+/// localhost, a name that ends in .localhost, 127.0.0.0/8 or [::1].
+pub fn is_loopback(host: &Host<&str>) -> bool {
+    match host {
+        Host::Domain(name) => {
+            let name = name.to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        Host::Ipv4(address) => IpAddr::V4(*address).is_loopback(),
+        Host::Ipv6(address) => address.is_loopback(),
+    }
+}
+
+/// The headers that the HTTP connection or the bridge set, which no option may.
+const REFUSED_HEADERS: [&str; 13] = [
+    "host",
+    "content-type",
+    "content-length",
+    "accept",
+    "accept-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Names that usually carry a secret: on the command line they earn a warning.
+fn carries_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "authorization"
+        || name == "cookie"
+        || ["token", "secret", "key", "auth", "password", "session"]
+            .iter()
+            .any(|part| name.contains(part))
+}
+
+/// A header name the bridge may send: a token (RFC 9110), and not one of the
+/// connection's or the revision's.
+fn check_header_name(name: &str, option: &str) -> Result<(), String> {
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte));
+    if !token {
+        return Err(format!("the header name of {option} is not valid"));
+    }
+    let lower = name.to_ascii_lowercase();
+    if REFUSED_HEADERS.contains(&lower.as_str()) || lower.starts_with("mcp-") {
+        return Err(format!(
+            "the header {name} of {option} is refused: the bridge or the HTTP connection sets it"
+        ));
+    }
+    Ok(())
+}
+
+/// A value that a header can carry: no control character but the tab.
+fn check_header_value(value: &str, name: &str) -> Result<(), String> {
+    if value
+        .bytes()
+        .any(|byte| (byte < 0x20 && byte != b'\t') || byte == 0x7f)
+    {
+        return Err(format!(
+            "the value of the header {name} has a control character"
+        ));
+    }
+    Ok(())
+}
+
+/// `--header <name>:<value>`, and whether its name usually carries a secret.
+pub fn header(spec: &str) -> Result<(StaticHeader, bool), String> {
+    let (name, value) = spec
+        .split_once(':')
+        .ok_or_else(|| "the option --header takes <name>:<value>".to_owned())?;
+    let (name, value) = (name.trim(), value.trim());
+    check_header_name(name, "--header")?;
+    check_header_value(value, name)?;
+    Ok((
+        StaticHeader::new(name, value.to_owned()),
+        carries_secret(name),
+    ))
+}
+
+/// `--header-env <name>=<var>`: the value of the variable, which must be set.
+pub fn header_env(
+    spec: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<StaticHeader, String> {
+    let (name, variable) = spec
+        .split_once('=')
+        .ok_or_else(|| "the option --header-env takes <name>=<var>".to_owned())?;
+    check_header_name(name, "--header-env")?;
+    if variable.is_empty() {
+        return Err(format!(
+            "the header {name} of --header-env has no variable name"
+        ));
+    }
+    let value = env(variable)
+        .ok_or_else(|| format!("the variable {variable} of --header-env is not set"))?;
+    check_header_value(value.trim(), name)?;
+    Ok(StaticHeader::new(name, value.trim().to_owned()))
+}
+
+/// The certificates of `--ca-file`: a PEM file with at least one certificate.
+pub fn ca_file(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let certificates = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| format!("{}: {error}", path.display()))?;
+    if certificates.is_empty() {
+        return Err(format!("{} has no PEM certificate", path.display()));
+    }
+    Ok(certificates)
+}
+
+/// `--account`: 1 to 64 letters, digits, `-`, `.`, `_`, `@` or `+`.
+pub fn account(label: &str) -> Result<String, String> {
+    let valid = (1..=64).contains(&label.len())
+        && label
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-._@+".contains(&byte));
+    if valid {
+        Ok(label.to_owned())
+    } else {
+        Err("the value of the option --account is not valid: use 1 to 64 letters, digits, -, ., _, @ or +".into())
+    }
+}
+
+/// `--token-store`.
+pub fn token_store(text: &str) -> Result<TokenStoreChoice, String> {
+    match text {
+        "auto" => Ok(TokenStoreChoice::Auto),
+        "keychain" => Ok(TokenStoreChoice::Keychain),
+        "file" => Ok(TokenStoreChoice::File),
+        "memory" => Ok(TokenStoreChoice::Memory),
+        _ => Err("the value of the option --token-store is not valid: use auto, keychain, file or memory".into()),
+    }
+}
+
+/// `--client-issuer` and `--client-metadata-url`: https URLs (the metadata
+/// document's with a path: it is the client ID).
+pub fn https_url(text: &str, option: &str, needs_path: bool) -> Result<Url, String> {
+    let error = || format!("the value of the option {option} is not valid: use an https URL");
+    let url = Url::parse(text).map_err(|_| error())?;
+    let path_ok = !needs_path || url.path().len() > 1;
+    let loopback_http = url.scheme() == "http" && url.host().as_ref().is_some_and(is_loopback);
+    if (url.scheme() == "https" || loopback_http)
+        && url.host().is_some()
+        && path_ok
+        && url.fragment().is_none()
+    {
+        Ok(url)
+    } else {
+        Err(error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_is_https_or_loopback_http_without_user_or_fragment() {
+        for ok in [
+            "https://mcp.example.com/mcp",
+            "http://localhost:3000/mcp",
+            "http://a.b.localhost/mcp",
+            "http://127.0.0.1:8080/mcp",
+            "http://127.9.9.9/mcp",
+            "http://[::1]:3000/mcp",
+        ] {
+            assert!(check_url(ok).is_ok(), "{ok}");
+        }
+        let refused = [
+            ("http://mcp.example.com/mcp", "not a loopback host"),
+            ("http://localhost.example.com/mcp", "not a loopback host"),
+            ("http://10.0.0.1/mcp", "not a loopback host"),
+            ("ftp://mcp.example.com/mcp", "does not use https"),
+            ("https://user:pw@mcp.example.com/mcp", "user information"),
+            ("https://user@mcp.example.com/mcp", "user information"),
+            ("https://mcp.example.com/mcp#x", "fragment"),
+            ("file:///etc/passwd", "does not use https"),
+            ("not a url", "is not valid"),
+        ];
+        for (url, text) in refused {
+            let error = check_url(url).unwrap_err();
+            assert!(error.contains(text), "{url}: {error}");
+            assert!(!error.contains("pw@"), "the URL reached the error: {error}");
+        }
+    }
+
+    #[test]
+    fn headers_that_the_connection_or_the_revision_set_are_refused() {
+        for name in [
+            "Host",
+            "content-type",
+            "Accept",
+            "Mcp-Session-Id",
+            "MCP-Protocol-Version",
+            "Proxy-Authorization",
+            "Transfer-Encoding",
+        ] {
+            let error = header(&format!("{name}: x")).unwrap_err();
+            assert!(error.contains("is refused"), "{name}: {error}");
+        }
+        assert!(header("Bad Name: x").unwrap_err().contains("not valid"));
+        assert!(header("no-colon").unwrap_err().contains("<name>:<value>"));
+        let (ok, secret) = header("X-Tenant: acme").unwrap();
+        assert_eq!(
+            (ok.name.as_str(), ok.value(), secret),
+            ("x-tenant", "acme", false)
+        );
+        for name in ["Authorization", "X-API-Key", "Cookie", "X-Auth-Token"] {
+            assert!(header(&format!("{name}: x")).unwrap().1, "{name}");
+        }
+    }
+
+    #[test]
+    fn header_env_takes_the_value_of_a_set_variable_and_never_names_it() {
+        let env = |name: &str| (name == "API_AUTH").then(|| "Bearer s3cr3t".to_owned());
+        let header = header_env("Authorization=API_AUTH", &env).unwrap();
+        assert_eq!(
+            (header.name.as_str(), header.value()),
+            ("authorization", "Bearer s3cr3t")
+        );
+        assert_eq!(
+            header_env("Authorization=MISSING", &env).unwrap_err(),
+            "the variable MISSING of --header-env is not set"
+        );
+        assert!(
+            header_env("Host=API_AUTH", &env)
+                .unwrap_err()
+                .contains("is refused")
+        );
+        assert!(
+            header_env("Authorization", &env)
+                .unwrap_err()
+                .contains("<name>=<var>")
+        );
+        let control = |_: &str| Some("a\nb".to_owned());
+        let error = header_env("X-Key=V", &control).unwrap_err();
+        assert!(!error.contains("a\nb"));
+    }
+
+    #[test]
+    fn accounts_token_stores_and_client_urls_follow_their_rules() {
+        assert_eq!(account("work@example.com").unwrap(), "work@example.com");
+        assert!(account("").is_err());
+        assert!(account(&"a".repeat(65)).is_err());
+        assert!(account("two words").is_err());
+        assert_eq!(token_store("file").unwrap(), TokenStoreChoice::File);
+        assert!(token_store("disk").is_err());
+        assert!(https_url("https://auth.example.com", "--client-issuer", false).is_ok());
+        assert!(https_url("http://auth.example.com", "--client-issuer", false).is_err());
+        assert!(
+            https_url(
+                "https://x.example/client.json",
+                "--client-metadata-url",
+                true
+            )
+            .is_ok()
+        );
+        assert!(https_url("https://x.example/", "--client-metadata-url", true).is_err());
+    }
+
+    #[test]
+    fn a_ca_file_without_a_certificate_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        assert!(
+            ca_file(&empty)
+                .unwrap_err()
+                .ends_with("has no PEM certificate")
+        );
+        let missing = dir.path().join("missing.pem");
+        assert!(ca_file(&missing).unwrap_err().contains("missing.pem"));
+    }
+}

@@ -1,0 +1,78 @@
+//! The start of one run: the upstream hub (scripted or a fixture behind the
+//! relay) and the bridge process with the transcript's arguments and environment.
+//! Both the runner of steps and the replay of recordings start here.
+
+use crate::bins::Bins;
+use crate::format::{Transcript, Upstream};
+use crate::schema::Schemas;
+use crate::upstream::{Mode, UpstreamHub};
+use harness_sim::process::{PeerOptions, Received, StdioPeer};
+use std::sync::Arc;
+use tokio::time::Instant;
+
+/// What every run shares.
+#[derive(Clone)]
+pub struct Env {
+    pub bins: Bins,
+    pub schemas: Arc<Schemas>,
+    /// Variables for every bridge (for example `MCP_BRIDGE_TEST_FAULT`).
+    pub bridge_env: Vec<(String, String)>,
+}
+
+/// A random token so that only our relay joins our listener.
+fn token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{:x}{:x}", nanos, std::process::id())
+}
+
+/// Starts the hub and the bridge of a transcript.
+pub async fn start_bridge(
+    transcript: &Transcript,
+    env: &Env,
+) -> Result<(StdioPeer, Option<UpstreamHub>), String> {
+    let header = &transcript.header;
+    let mode = match &header.upstream {
+        Upstream::Scripted {
+            exit_at_eof,
+            ignore_sigterm,
+        } => Some(Mode::Scripted {
+            exit_at_eof: *exit_at_eof,
+            ignore_sigterm: *ignore_sigterm,
+        }),
+        Upstream::Fixture(args) => Some(Mode::Fixture(env.bins.fixture.clone(), args.clone())),
+        Upstream::None => None,
+    };
+    let hub = match mode {
+        Some(mode) => Some(
+            UpstreamHub::start(mode, token())
+                .await
+                .map_err(|e| format!("cannot listen for the relay: {e}"))?,
+        ),
+        None => None,
+    };
+    let mut command = vec![env.bins.bridge.to_string_lossy().into_owned()];
+    command.extend(header.bridge_args.iter().cloned());
+    if let Some(hub) = &hub {
+        command.push("--".into());
+        command.push(env.bins.relay.to_string_lossy().into_owned());
+        command.push("relay".into());
+        command.push(hub.port.to_string());
+        command.push(hub.token.clone());
+    }
+    let mut options = PeerOptions::default();
+    for (key, value) in env.bridge_env.iter().chain(header.env.iter()) {
+        options.env.push((key.into(), value.into()));
+    }
+    let peer = StdioPeer::spawn_with(&command, options)
+        .map_err(|e| format!("cannot start the bridge: {e}"))?;
+    Ok((peer, hub))
+}
+
+/// The next stdout line before `deadline`.
+pub async fn recv(peer: &mut StdioPeer, deadline: Instant) -> Option<Received> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    peer.recv(remaining).await
+}
