@@ -18,6 +18,8 @@
 //! - [`upstream`]: the upstream server behind one small interface (a child process
 //!   over stdio, a server in the same process; a URL in M4).
 //! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session.
+//! - `embed` (the feature `rmcp`): the bridge inside an rmcp server, in place of
+//!   rmcp's stdio serve (M5).
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 // No indexing that can panic on data of a peer (issue 9). The few functions of the
@@ -28,6 +30,8 @@
 pub mod cli;
 pub mod client;
 pub mod config;
+#[cfg(feature = "rmcp")]
+pub mod embed;
 pub mod log;
 pub mod notify;
 pub mod rules;

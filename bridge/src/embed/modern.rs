@@ -1,0 +1,191 @@
+//! The modern path: rmcp's own stdio transport, with the two limits of the
+//! contract that rmcp does not have.
+//!
+//! - Requests in flight: a request above the limit gets -32603
+//!   (`too_many_requests`, as the bridge gives it) at once, and never reaches the
+//!   server.
+//! - The end of stdin: rmcp would wait a fixed 5 s for the handlers. This transport
+//!   ends the listen streams at once, gives the other requests `shutdown_grace`,
+//!   and then fires the cancel tokens of the requests that are left.
+
+use crate::wire::error::{BridgeError, Cause};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage,
+    RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Default)]
+struct InFlight {
+    /// Requests other than listen streams.
+    requests: HashSet<RequestId>,
+    listens: HashSet<RequestId>,
+}
+
+impl InFlight {
+    fn len(&self) -> usize {
+        self.requests.len() + self.listens.len()
+    }
+
+    fn remove(&mut self, id: &RequestId) {
+        self.requests.remove(id);
+        self.listens.remove(id);
+    }
+}
+
+/// rmcp's transport with the limit of requests in flight and the end of the contract.
+pub(crate) struct Limited<T> {
+    inner: T,
+    max_in_flight: usize,
+    grace: Duration,
+    /// The token of the service: cancelling it fires every handler's token.
+    service: CancellationToken,
+    in_flight: watch::Sender<InFlight>,
+    /// After the end of input: the cancellations of the listen streams, still to give.
+    ending: Option<VecDeque<ClientJsonRpcMessage>>,
+}
+
+impl<T> Limited<T> {
+    pub(crate) fn new(
+        inner: T,
+        max_in_flight: usize,
+        grace: Duration,
+        service: CancellationToken,
+    ) -> Self {
+        Self {
+            inner,
+            max_in_flight,
+            grace,
+            service,
+            in_flight: watch::Sender::new(InFlight::default()),
+            ending: None,
+        }
+    }
+}
+
+/// The error of a request above the limit, as the bridge gives it on the legacy path.
+fn too_many_requests() -> ErrorData {
+    let object = BridgeError::new(Cause::TooManyRequests).to_object();
+    ErrorData::new(
+        ErrorCode(Cause::TooManyRequests.code() as i32),
+        Cause::TooManyRequests.message(),
+        object.get("data").cloned(),
+    )
+}
+
+fn cancellation(id: RequestId) -> Option<ClientJsonRpcMessage> {
+    serde_json::from_value(serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "the end of stdin"},
+    }))
+    .ok()
+}
+
+impl<T: Transport<RoleServer>> Limited<T> {
+    /// Waits until the requests in flight are answered, at most `grace`; then
+    /// fires the cancel tokens that are left and lets rmcp's loop end on them.
+    async fn end(&mut self) -> Option<ClientJsonRpcMessage> {
+        let mut in_flight = self.in_flight.subscribe();
+        let answered = in_flight.wait_for(|in_flight| in_flight.requests.is_empty());
+        if tokio::time::timeout(self.grace, answered).await.is_err() {
+            tracing::info!(target: crate::log::BRIDGE, "requests are left {} ms after the end of stdin: they are cancelled", self.grace.as_millis());
+        }
+        // Cancelled in both cases, not closed: after a close rmcp waits a fixed 5 s
+        // for the handlers before it cancels them, after a cancel 2 s, and only a
+        // handler stuck in a send (a listen stream being acknowledged at the end)
+        // can still use them.
+        self.service.cancel();
+        // rmcp's loop ends on the cancelled token; it reads no more.
+        std::future::pending().await
+    }
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
+        let id = match &item {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            self.in_flight.send_modify(|in_flight| in_flight.remove(id));
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            if let Some(ending) = &mut self.ending {
+                if let Some(cancel) = ending.pop_front() {
+                    return Some(cancel);
+                }
+                return self.end().await;
+            }
+            let Some(message) = self.inner.receive().await else {
+                // The end of stdin: the listen streams end at once.
+                let mut listens = Vec::new();
+                self.in_flight.send_modify(|in_flight| {
+                    listens.extend(in_flight.listens.drain());
+                });
+                self.ending = Some(listens.into_iter().filter_map(cancellation).collect());
+                continue;
+            };
+            match &message {
+                JsonRpcMessage::Request(request) => {
+                    let listen = matches!(
+                        request.request,
+                        ClientRequest::SubscriptionsListenRequest(_)
+                    );
+                    let mut admitted = false;
+                    self.in_flight.send_modify(|in_flight| {
+                        if in_flight.len() < self.max_in_flight {
+                            admitted = true;
+                            let set = if listen {
+                                &mut in_flight.listens
+                            } else {
+                                &mut in_flight.requests
+                            };
+                            set.insert(request.id.clone());
+                        }
+                    });
+                    if !admitted {
+                        tracing::warn!(target: crate::log::BRIDGE, "{} requests are in flight: request {} gets too_many_requests", self.max_in_flight, request.id);
+                        let refusal = ServerJsonRpcMessage::error(
+                            too_many_requests(),
+                            Some(request.id.clone()),
+                        );
+                        if self.inner.send(refusal).await.is_err() {
+                            return None;
+                        }
+                        continue;
+                    }
+                }
+                JsonRpcMessage::Notification(notification) => {
+                    if let ClientNotification::CancelledNotification(cancelled) =
+                        &notification.notification
+                        && let Some(id) = &cancelled.params.request_id
+                    {
+                        self.in_flight.send_modify(|in_flight| in_flight.remove(id));
+                    }
+                }
+                _ => {}
+            }
+            return Some(message);
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), T::Error> {
+        self.inner.close().await
+    }
+}

@@ -1,0 +1,192 @@
+//! The reference tools, on rmcp's `ServerHandler`. Their definitions (names,
+//! descriptions, input schemas) are the fixture's; the handlers are small, since the
+//! fixture's own handlers run on its own loop, not on rmcp's.
+
+use bridge_fixture_server::catalog::{no_arguments, tool};
+use bridge_fixture_server::tools::{basic, input::name_schema, lists};
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
+    Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
+use serde_json::{Map, Value, json};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The server of `bridge-embedded-server`.
+#[derive(Default)]
+pub struct Reference {
+    /// Whether the tool `toggled` is listed.
+    toggled: AtomicBool,
+    /// The listen streams that want the list changes of the tools.
+    listeners: Mutex<Vec<SubscriptionSink>>,
+}
+
+/// echo, add, slow, toggle and toggled while it is on (the fixture's), then ask_name.
+fn tools(toggled: bool) -> Vec<Tool> {
+    let mut tools: Vec<Tool> = basic::tools()
+        .into_iter()
+        .chain(lists::tools())
+        .map(|spec| spec.tool)
+        .filter(|tool| match tool.name.as_ref() {
+            "echo" | "add" | "slow" | "toggle" => true,
+            "toggled" => toggled,
+            _ => false,
+        })
+        .collect();
+    tools.push(tool(
+        "ask_name",
+        "Asks for your name (an elicitation through input_required) and greets you.",
+        no_arguments(),
+    ));
+    tools
+}
+
+fn text(text: impl Into<String>) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(text)]).into()
+}
+
+fn invalid(message: String) -> ErrorData {
+    ErrorData::new(ErrorCode::INVALID_PARAMS, message, None)
+}
+
+fn argument<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a Value, ErrorData> {
+    args.get(name)
+        .ok_or_else(|| invalid(format!("The argument '{name}' is missing.")))
+}
+
+fn int(args: &Map<String, Value>, name: &str) -> Result<i64, ErrorData> {
+    argument(args, name)?
+        .as_i64()
+        .ok_or_else(|| invalid(format!("The argument '{name}' must be an integer.")))
+}
+
+/// The first round of ask_name: one form elicitation, "Your name?".
+fn ask_for_name() -> Result<CallToolResponse, ErrorData> {
+    let result: InputRequiredResult = serde_json::from_value(json!({
+        "resultType": "input_required",
+        "inputRequests": {"name": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Your name?", "requestedSchema": name_schema(),
+        }}},
+        "requestState": "ask_name",
+    }))
+    .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+    Ok(result.into())
+}
+
+impl ServerHandler for Reference {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "bridge-embedded-server",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions("The embedded server of the mcp-bridge-rs tests.")
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools(
+            self.toggled.load(Ordering::SeqCst),
+        )))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed == Some(true)
+            && let Ok(mut listeners) = self.listeners.lock()
+        {
+            listeners.push(context.sink().clone());
+        }
+        context.cancelled().await;
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        match request.name.as_ref() {
+            "echo" => match argument(&args, "text")?.as_str() {
+                Some(echoed) => Ok(text(echoed)),
+                None => Err(invalid("The argument 'text' must be a string.".into())),
+            },
+            "add" => {
+                let sum = int(&args, "a")?
+                    .checked_add(int(&args, "b")?)
+                    .ok_or_else(|| invalid("The sum does not fit in 64 bits.".into()))?;
+                Ok(text(sum.to_string()))
+            }
+            "slow" => {
+                let ms = int(&args, "ms")?.max(0).unsigned_abs();
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
+                    _ = context.ct.cancelled() => Err(ErrorData::internal_error("cancelled", None)),
+                }
+            }
+            "toggle" => {
+                let enabled = argument(&args, "enabled")?
+                    .as_bool()
+                    .ok_or_else(|| invalid("The argument 'enabled' must be a boolean.".into()))?;
+                if args.get("target").is_some_and(|target| target != "tool") {
+                    return Err(invalid("This server has no prompts to toggle.".into()));
+                }
+                if self.toggled.swap(enabled, Ordering::SeqCst) != enabled {
+                    // The list change goes out before the result.
+                    let listeners = match self.listeners.lock() {
+                        Ok(listeners) => listeners.clone(),
+                        Err(_) => Vec::new(),
+                    };
+                    for listener in listeners {
+                        let _ = listener.notify_tool_list_changed().await;
+                    }
+                }
+                Ok(text(format!(
+                    "toggled is {}",
+                    if enabled { "on" } else { "off" }
+                )))
+            }
+            "toggled" if self.toggled.load(Ordering::SeqCst) => Ok(text("toggled")),
+            "ask_name" => {
+                let answer = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|responses| responses.get("name"));
+                let Some(answer) = answer else {
+                    return ask_for_name();
+                };
+                match (
+                    answer["action"].as_str(),
+                    answer["content"]["name"].as_str(),
+                ) {
+                    (Some("accept"), Some(name)) => Ok(text(format!("Hello, {name}."))),
+                    _ => Ok(text("No name was given.")),
+                }
+            }
+            other => Err(ErrorData::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("Unknown tool: {other}"),
+                None,
+            )),
+        }
+    }
+}
