@@ -164,22 +164,14 @@ fn url_form_args() -> Vec<Arg> {
     ]
 }
 
-/// The ids of the options that only the URL form takes.
-const URL_FORM_OPTIONS: [&str; 13] = [
-    "header-env",
-    "header",
-    "max-response-bytes",
-    "ca-file",
-    "client-id",
-    "client-issuer",
-    "client-metadata-url",
-    "redirect-port",
-    "account",
-    "token-store",
-    "token-key-file",
-    "no-browser",
-    "sign-in-timeout",
-];
+/// The ids of the options of the URL form's connection.
+const HTTP_OPTIONS: [&str; 4] = ["header-env", "header", "max-response-bytes", "ca-file"];
+
+/// The ids of the options that only the URL form takes: those of its connection
+/// and those of the sign-in.
+fn url_form_options() -> impl Iterator<Item = &'static str> {
+    HTTP_OPTIONS.into_iter().chain(SIGN_IN_OPTIONS)
+}
 
 /// The options of the sign-in, which a static Authorization header excludes.
 const SIGN_IN_OPTIONS: [&str; 9] = [
@@ -256,11 +248,9 @@ fn config(
             );
         }
         (Some(target), None) => url_target(target, matches, env, warnings)?,
-        (None, Some(_)) if URL_FORM_OPTIONS.iter().any(|id| given(matches, id)) => {
-            let option = URL_FORM_OPTIONS
-                .iter()
+        (None, Some(_)) if url_form_options().any(|id| given(matches, id)) => {
+            let option = url_form_options()
                 .find(|id| given(matches, id))
-                .copied()
                 .unwrap_or_default();
             return Err(UsageError(format!(
                 "the option --{option} is for the URL form, not for -- and a command"
@@ -763,7 +753,7 @@ mod tests {
             panic!()
         };
         assert!(help.contains(USAGE) && help.contains("--max-line-bytes"));
-        for option in URL_FORM_OPTIONS {
+        for option in url_form_options() {
             assert!(help.contains(&format!("--{option}")), "{option}");
         }
         let Ok(Parsed::Print(version)) = parse(["mcp-bridge-vscode", "--version"]) else {
