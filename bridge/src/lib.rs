@@ -27,6 +27,7 @@
 // fuzz target line_codec and the properties of reliability_properties.rs check them.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
+pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod config;

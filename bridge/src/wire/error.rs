@@ -38,6 +38,22 @@ pub enum Cause {
     TooManyInputRequests,
     InputTimeout,
     InvalidClientAnswer,
+    // The sign-in of the URL form (M4, M6).
+    SignInFailed,
+    SignInSandbox,
+    SignInNotPossible,
+    SignInDeclined,
+    SignInTimeout,
+    SignInStartReused,
+    RedirectPortInUse,
+    InvalidAuthorizationUrl,
+    NoClientRegistration,
+    RegistrationRefused,
+    ClientIdNotForIssuer,
+    InvalidClientMetadataUrl,
+    SignInDenied,
+    AuthorizationError,
+    RefusedAfterSignIn,
 }
 
 impl Cause {
@@ -74,6 +90,21 @@ impl Cause {
             Self::TooManyInputRequests => "too_many_input_requests",
             Self::InputTimeout => "input_timeout",
             Self::InvalidClientAnswer => "invalid_client_answer",
+            Self::SignInFailed => "sign_in_failed",
+            Self::SignInSandbox => "sign_in_sandbox",
+            Self::SignInNotPossible => "sign_in_not_possible",
+            Self::SignInDeclined => "sign_in_declined",
+            Self::SignInTimeout => "sign_in_timeout",
+            Self::SignInStartReused => "sign_in_start_reused",
+            Self::RedirectPortInUse => "redirect_port_in_use",
+            Self::InvalidAuthorizationUrl => "invalid_authorization_url",
+            Self::NoClientRegistration => "no_client_registration",
+            Self::RegistrationRefused => "registration_refused",
+            Self::ClientIdNotForIssuer => "client_id_not_for_issuer",
+            Self::InvalidClientMetadataUrl => "invalid_client_metadata_url",
+            Self::SignInDenied => "sign_in_denied",
+            Self::AuthorizationError => "authorization_error",
+            Self::RefusedAfterSignIn => "refused_after_sign_in",
         }
     }
 
@@ -160,6 +191,51 @@ impl Cause {
             }
             Self::InvalidClientAnswer => {
                 "The client sent an answer that is not valid for the input request of the upstream server."
+            }
+            Self::SignInFailed => {
+                "The sign-in at the authorization server of the upstream server failed. See the Output channel of the server."
+            }
+            Self::SignInSandbox => {
+                "The upstream server needs a sign-in, but the bridge runs in the sandbox of VS Code. Disable the sandbox for this server."
+            }
+            Self::SignInNotPossible => {
+                "The upstream server needs a new sign-in, and the client cannot open the URL of a sign-in. Restart the server to sign in again."
+            }
+            Self::SignInDeclined => {
+                "The upstream server needs a new sign-in, and the client did not open the URL of the sign-in. Send the request again in a minute to sign in."
+            }
+            Self::SignInTimeout => {
+                "The sign-in did not complete in time. Open the URL of the sign-in line in the Output channel of the server, or send the request again. When the sign-in page shows an error, run mcp-bridge-vscode logout with the URL of the server, and restart the server."
+            }
+            Self::SignInStartReused => {
+                "The start URL of the sign-in received a second request, thus the bridge stopped the sign-in. Restart the server to sign in again."
+            }
+            Self::RedirectPortInUse => {
+                "The bridge cannot listen on the redirect port. Another program uses it: set a different --redirect-port. See the Output channel of the server."
+            }
+            Self::InvalidAuthorizationUrl => {
+                "The authorization server sent an authorization URL that is not valid. See the Output channel of the server."
+            }
+            Self::NoClientRegistration => {
+                "The authorization server has no client registration that the bridge can use. Register a client with the redirect URI of the bridge, and give its ID with --client-id."
+            }
+            Self::RegistrationRefused => {
+                "The authorization server refused the registration of the client. See the Output channel of the server."
+            }
+            Self::ClientIdNotForIssuer => {
+                "The client ID of --client-id is not for the authorization server of the upstream server. Examine --client-issuer."
+            }
+            Self::InvalidClientMetadataUrl => {
+                "The URL of --client-metadata-url is not valid for a client ID metadata document. See the Output channel of the server."
+            }
+            Self::SignInDenied => {
+                "The authorization server refused the access. Sign in with an account that has access, or ask the administrator of the server."
+            }
+            Self::AuthorizationError => {
+                "The authorization server sent an error for the sign-in. See the Output channel of the server."
+            }
+            Self::RefusedAfterSignIn => {
+                "The upstream server refused the access after the sign-in. See the Output channel of the server."
             }
         }
     }

@@ -1,0 +1,76 @@
+//! `--token-store memory`, and the last store of `auto`: the tokens live as long as
+//! the process, so each start signs in again.
+
+use super::{EntryKey, StoreError, StoreKind, StoredSignIn, TokenStore};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    entries: Mutex<BTreeMap<EntryKey, StoredSignIn>>,
+}
+
+impl MemoryStore {
+    fn entries(&self) -> std::sync::MutexGuard<'_, BTreeMap<EntryKey, StoredSignIn>> {
+        // A panic while the lock was held left a map that is still whole.
+        self.entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl TokenStore for MemoryStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Memory
+    }
+
+    fn load(&self, key: &EntryKey) -> Result<Option<StoredSignIn>, StoreError> {
+        Ok(self.entries().get(key).cloned())
+    }
+
+    fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
+        self.entries().insert(key.clone(), sign_in.clone());
+        Ok(())
+    }
+
+    fn delete(&self, key: &EntryKey) -> Result<bool, StoreError> {
+        Ok(self.entries().remove(key).is_some())
+    }
+
+    fn keys(&self) -> Result<Vec<EntryKey>, StoreError> {
+        Ok(self.entries().keys().cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::store::ClientOption;
+
+    #[test]
+    fn an_entry_is_there_until_it_is_deleted() {
+        let store = MemoryStore::default();
+        let key = EntryKey::new(
+            "https://x/mcp",
+            "default",
+            "http://127.0.0.1:1/callback",
+            ClientOption::Default,
+        );
+        assert_eq!(store.load(&key), Ok(None));
+        let sign_in = StoredSignIn {
+            issuer: "https://as".into(),
+            resource: "https://x/mcp".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        };
+        store.save(&key, &sign_in).unwrap();
+        assert_eq!(store.load(&key).unwrap().as_ref(), Some(&sign_in));
+        assert_eq!(store.keys().unwrap(), vec![key.clone()]);
+        assert_eq!(store.delete(&key), Ok(true));
+        assert_eq!(store.delete(&key), Ok(false));
+    }
+}
