@@ -41,6 +41,9 @@ pub struct StaticHeader {
     /// The name in lower case.
     pub name: String,
     value: String,
+    /// The environment variable of `--header-env`, which a browser opener of
+    /// the sign-in never inherits.
+    pub variable: Option<String>,
 }
 
 impl StaticHeader {
@@ -48,7 +51,14 @@ impl StaticHeader {
         Self {
             name: name.to_ascii_lowercase(),
             value,
+            variable: None,
         }
+    }
+
+    /// The header of `--header-env`, from `variable`.
+    pub fn from_variable(mut self, variable: &str) -> Self {
+        self.variable = Some(variable.to_owned());
+        self
     }
 
     /// The value, for the request only.
@@ -62,6 +72,7 @@ impl std::fmt::Debug for StaticHeader {
         f.debug_struct("StaticHeader")
             .field("name", &self.name)
             .field("value", &"[REDACTED]")
+            .field("variable", &self.variable)
             .finish()
     }
 }

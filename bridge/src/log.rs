@@ -22,6 +22,10 @@ pub const MCP_STDIO: &str = "mcp_stdio";
 /// The routing of upstream frames.
 pub const MCP_ROUTER: &str = "mcp_router";
 
+/// The sign-in line, `mcp-bridge-vscode: sign in at <url>`: no scope and no
+/// level, and written at every `--log-level`, since the user needs it to sign in.
+pub const SIGN_IN: &str = "sign_in";
+
 const SCOPES: [&str; 4] = [BRIDGE, VSCODE, MCP_STDIO, MCP_ROUTER];
 
 /// The value of `--log-level`.
@@ -67,8 +71,9 @@ pub fn init(level: LogLevel) {
         LogLevel::Info => tracing::level_filters::LevelFilter::INFO,
         LogLevel::Debug => tracing::level_filters::LevelFilter::DEBUG,
     };
-    let filter =
-        tracing_subscriber::filter::Targets::new().with_targets(SCOPES.map(|scope| (scope, level)));
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_targets(SCOPES.map(|scope| (scope, level)))
+        .with_target(SIGN_IN, tracing::level_filters::LevelFilter::INFO);
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .event_format(LineFormat)
@@ -106,7 +111,11 @@ where
 
 /// One log line: the text loses its line breaks, so that one event is one line.
 pub fn line(scope: &str, level: &Level, text: &str) -> String {
-    let mut out = format!("mcp-bridge-vscode: {scope}: {}: ", level_word(level));
+    let mut out = if scope == SIGN_IN {
+        "mcp-bridge-vscode: ".to_owned()
+    } else {
+        format!("mcp-bridge-vscode: {scope}: {}: ", level_word(level))
+    };
     for c in text.chars() {
         match c {
             '\n' | '\r' => out.push(' '),
@@ -153,6 +162,10 @@ mod tests {
         assert_eq!(
             line(MCP_ROUTER, &Level::ERROR, "x\u{7}"),
             "mcp-bridge-vscode: mcp_router: error: x\\u{7}"
+        );
+        assert_eq!(
+            line(SIGN_IN, &Level::INFO, "sign in at https://as/authorize?x=1"),
+            "mcp-bridge-vscode: sign in at https://as/authorize?x=1"
         );
         assert_eq!(
             line(BRIDGE, &Level::DEBUG, ""),

@@ -1,12 +1,13 @@
 //! The executable around a session: stdin and stdout, the connector of the
 //! configured upstream, and the handling of an internal error.
 
+use crate::auth::store::MemoryStore;
 use crate::client::stdio as client_stdio;
 use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
 use crate::serve::{Exit, Serve, watchdog_line};
 use crate::upstream::Connector;
-use crate::upstream::http::{HttpConnector, ProxyEnvironment};
+use crate::upstream::http::{HttpConnector, ProxyEnvironment, SignIn, SignInEnvironment};
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,10 +21,14 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
             max_line_bytes: config.max_line_bytes,
             grace: config.limits.shutdown_grace,
         }),
-        UpstreamTarget::Url(target) => Arc::new(HttpConnector::new(
-            (**target).clone(),
-            ProxyEnvironment::of_process(),
-        )),
+        UpstreamTarget::Url(target) => Arc::new(
+            HttpConnector::new((**target).clone(), ProxyEnvironment::of_process()).with_sign_in(
+                SignIn {
+                    store: Arc::new(MemoryStore::default()),
+                    environment: SignInEnvironment::of_process(),
+                },
+            ),
+        ),
     }
 }
 

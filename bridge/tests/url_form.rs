@@ -140,13 +140,18 @@ async fn m4_the_url_form_lists_calls_and_asks_for_input_over_https_with_a_static
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn m4_without_the_token_discover_fails_with_the_http_status_and_the_bridge_serves_on() {
+async fn m4_with_a_static_token_that_the_server_refuses_discover_fails_with_the_http_status_and_no_sign_in_starts()
+ {
     let fixture = HttpsFixture::start(
         &["--bearer-env", "FIXTURE_TOKEN"],
         &[("FIXTURE_TOKEN", TOKEN)],
     )
     .await;
-    let mut bridge = bridge(&fixture, &[], &[]);
+    let mut bridge = bridge(
+        &fixture,
+        &["--header-env", "Authorization=API_AUTH"],
+        &[("API_AUTH", "Bearer not-the-token")],
+    );
     bridge.send(&initialize_frame()).await.unwrap();
     let refused = response(&mut bridge).await;
     assert_eq!(refused["error"]["code"], -32603);
@@ -161,6 +166,51 @@ async fn m4_without_the_token_discover_fails_with_the_http_status_and_the_bridge
         )
         .await
         .is_some());
+    bridge
+        .send(&json!({"jsonrpc":"2.0","id":2,"method":"ping"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        response(&mut bridge).await,
+        json!({"jsonrpc":"2.0","id":2,"result":{}})
+    );
+    assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
+    let stderr = bridge.stderr_lines();
+    assert!(
+        !stderr.iter().any(|line| line.contains("sign in")),
+        "{stderr:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_401_of_a_server_without_protected_resource_metadata_fails_initialize_with_the_sign_in_cause()
+ {
+    let fixture = HttpsFixture::start(
+        &["--bearer-env", "FIXTURE_TOKEN"],
+        &[("FIXTURE_TOKEN", TOKEN)],
+    )
+    .await;
+    let mut bridge = bridge(&fixture, &[], &[]);
+    bridge.send(&initialize_frame()).await.unwrap();
+    let refused = response(&mut bridge).await;
+    assert_eq!(
+        refused["error"],
+        json!({"code":-32603,
+            "message":"The sign-in at the authorization server of the upstream server failed. See the Output channel of the server.",
+            "data":{"cause":"sign_in_failed","detail":"no protected resource metadata: HTTP status 404"}})
+    );
+    for expected in [
+        "mcp-bridge-vscode: bridge: warning: the sign-in failed: no protected resource metadata: HTTP status 404",
+        "mcp-bridge-vscode: bridge: warning: server/discover failed: the sign-in failed: no protected resource metadata: HTTP status 404 (HTTP status 401)",
+    ] {
+        assert!(
+            bridge
+                .wait_stderr(EXCHANGE, |line| line == expected)
+                .await
+                .is_some(),
+            "{expected}"
+        );
+    }
     bridge
         .send(&json!({"jsonrpc":"2.0","id":2,"method":"ping"}))
         .await

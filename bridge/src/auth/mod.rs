@@ -4,10 +4,32 @@
 //!
 //! # Layout
 //!
-//! - [`store`]: where the tokens of a sign-in live between two starts (the
-//!   keychain of the host, encrypted files, memory), behind [`store::TokenStore`].
-//!
-//! The flow itself (discovery, the client ID, the loopback receiver with its
-//! one-time start URL, the browser, the token requests) comes in its own files.
+//! - [`sign_in`]: the tokens of one link, and what a 401 or a 403 starts: a
+//!   refresh, else a sign-in in the browser or through VS Code, one at a time;
+//! - [`challenge`]: the `WWW-Authenticate` of a refusal;
+//! - [`discovery`]: the protected resource metadata and the authorization server
+//!   metadata;
+//! - [`client_id`]: `--client-id`, a client ID metadata document, or a dynamic
+//!   registration;
+//! - [`authorization_url`]: the URL of the browser, checked before anything sees it;
+//! - [`pkce`]: the verifier, the state and the start token, from the OS's random source;
+//! - [`receiver`]: the loopback receiver of the redirect and the one-time start URL;
+//! - [`browser`]: the opener of the start URL, never through a shell;
+//! - [`tokens`]: the token endpoint (a code, a refresh);
+//! - [`http`]: the requests of the sign-in, on the client of the URL form;
+//! - [`errors`]: why a sign-in failed, mapped to its cause and line;
+//! - [`store`]: where the tokens live between two starts, behind
+//!   [`store::TokenStore`].
 
+pub mod authorization_url;
+pub mod browser;
+pub mod challenge;
+pub mod client_id;
+pub mod discovery;
+pub mod errors;
+pub mod http;
+pub mod pkce;
+pub mod receiver;
+pub mod sign_in;
 pub mod store;
+pub mod tokens;

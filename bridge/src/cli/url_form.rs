@@ -133,7 +133,7 @@ pub fn header_env(
     let value = env(variable)
         .ok_or_else(|| format!("the variable {variable} of --header-env is not set"))?;
     check_header_value(value.trim(), name)?;
-    Ok(StaticHeader::new(name, value.trim().to_owned()))
+    Ok(StaticHeader::new(name, value.trim().to_owned()).from_variable(variable))
 }
 
 /// The certificates of `--ca-file`: a PEM file with at least one certificate.

@@ -109,6 +109,7 @@ impl<S: ServerHandler> Connector for RmcpConnector<S> {
                 stopped: stopped_watch,
                 kill,
             }),
+            discover_extra: Duration::ZERO,
         })
     }
 }

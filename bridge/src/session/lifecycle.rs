@@ -55,6 +55,7 @@ impl Session {
             }
         };
         self.slot.set(link.control.clone());
+        self.discover_wait = self.discover_timeout + link.discover_extra;
         self.upstream = Some(Connected::from(link));
         let base = Arc::new(SharedMeta::new(base_meta(
             client_info.as_ref(),
@@ -75,7 +76,7 @@ impl Session {
             params: Arc::new(ShallowObject::default()),
             meta,
         });
-        let timer = self.timers.insert(Timer::Discover, self.discover_timeout);
+        let timer = self.timers.insert(Timer::Discover, self.discover_wait);
         self.phase = Phase::Initializing {
             client_id: id,
             discover_id,
@@ -145,6 +146,13 @@ impl Session {
         let Some(client_id) = self.end_initializing() else {
             return;
         };
+        if let RequestFailure::SignIn { .. } = failure {
+            // The sign-in of server/discover failed: initialize gets its cause.
+            tracing::warn!(target: BRIDGE, "server/discover failed: {failure}");
+            self.disconnect();
+            self.client = None;
+            return self.reply_error(client_id, failure.to_error()).await;
+        }
         self.fail_discover(client_id, None, failure.to_string())
             .await;
     }
@@ -176,7 +184,7 @@ impl Session {
         };
         self.requests.upstream.remove(&discover_id);
         self.cancel_upstream(discover_id, "The bridge stopped waiting for the answer.");
-        let detail = format!("no response in {} s", self.discover_timeout.as_secs());
+        let detail = format!("no response in {} s", self.discover_wait.as_secs());
         self.fail_discover(client_id, None, detail).await;
     }
 

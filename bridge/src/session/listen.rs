@@ -132,6 +132,12 @@ impl Session {
             .await;
     }
 
+    /// A sign-in completed (M4): a stream that failed with 401 or 403 opens again.
+    pub(super) async fn listen_signed_in(&mut self) {
+        self.listen_step(|listen, next_id| listen.signed_in(next_id))
+            .await;
+    }
+
     pub(super) async fn listen_change_timed_out(&mut self, id: u64) {
         let limit = super::forward::format_duration(self.limits.list_timeout);
         self.listen_step(|listen, next_id| {

@@ -95,6 +95,9 @@ enum Step {
 pub(crate) struct Session {
     limits: Limits,
     discover_timeout: Duration,
+    /// The wait of the last server/discover: with the sign-in time when a
+    /// sign-in can start.
+    discover_wait: Duration,
     fallback: FallbackIdentity,
     connector: Arc<dyn Connector>,
     slot: UpstreamSlot,
@@ -131,6 +134,7 @@ impl Session {
         Self {
             limits: config.limits.clone(),
             discover_timeout: config.discover_timeout,
+            discover_wait: config.discover_timeout,
             fallback: config.fallback_identity(),
             connector,
             slot,
@@ -341,6 +345,16 @@ impl Session {
             }
             Some(UpstreamEvent::AskClient(question)) => {
                 self.ask_client(question).await;
+                Step::Continue
+            }
+            Some(UpstreamEvent::NotifyClient { method, params }) => {
+                self.out
+                    .send(frame::notification_frame(method, Some(params)))
+                    .await;
+                Step::Continue
+            }
+            Some(UpstreamEvent::SignedIn) => {
+                self.listen_signed_in().await;
                 Step::Continue
             }
             Some(UpstreamEvent::Ended(end)) => self.link_ended(end).await,

@@ -135,6 +135,7 @@ impl Connector for MemoryConnector {
             sender,
             events,
             control,
+            discover_extra: Duration::ZERO,
         })
     }
 }

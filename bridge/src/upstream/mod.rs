@@ -117,6 +117,16 @@ pub enum UpstreamEvent {
     /// (the URL elicitation of a sign-in, M4): the session sends it as a `b-N`
     /// request and hands the answer back on the question's channel.
     AskClient(ClientQuestion),
+    /// The link needs VS Code to get a notification that belongs to no request
+    /// of VS Code (`notifications/elicitation/complete` after the URL elicitation
+    /// of a sign-in, O1, M4).
+    NotifyClient {
+        method: &'static str,
+        params: Map<String, Value>,
+    },
+    /// A sign-in completed (M4): a listen stream that failed with 401 or 403
+    /// opens again.
+    SignedIn,
     /// The link ended. No event follows.
     Ended(LinkEnd),
     /// A complete result of at least [`LARGE_RESULT_BYTES`] for the request `id`
@@ -153,6 +163,12 @@ pub enum RequestFailure {
     Status { status: u16, detail: String },
     /// The answer came but cannot be read: not JSON, or longer than the limit.
     Unreadable(String),
+    /// The upstream answered `status` (401 or 403), and the sign-in that followed
+    /// gave no token that it takes.
+    SignIn {
+        status: u16,
+        error: crate::auth::errors::SignInError,
+    },
 }
 
 impl RequestFailure {
@@ -161,20 +177,24 @@ impl RequestFailure {
         match self {
             Self::Transport(_) | Self::Status { .. } => Cause::TransportFailed,
             Self::Unreadable(_) => Cause::InvalidResponse,
+            Self::SignIn { error, .. } => error.cause(),
         }
     }
 
     /// The HTTP status, where there is one.
     pub fn http_status(&self) -> Option<u16> {
         match self {
-            Self::Status { status, .. } => Some(*status),
+            Self::Status { status, .. } | Self::SignIn { status, .. } => Some(*status),
             _ => None,
         }
     }
 
     /// The error that VS Code gets for the request.
     pub fn to_error(&self) -> BridgeError {
-        BridgeError::with_detail(self.cause(), self.to_string())
+        match self {
+            Self::SignIn { error, .. } => error.to_error(),
+            _ => BridgeError::with_detail(self.cause(), self.to_string()),
+        }
     }
 }
 
@@ -184,6 +204,7 @@ impl fmt::Display for RequestFailure {
         match self {
             Self::Transport(detail) | Self::Unreadable(detail) => f.write_str(detail),
             Self::Status { status, detail } => write!(f, "{detail} (HTTP status {status})"),
+            Self::SignIn { status, error } => write!(f, "{error} (HTTP status {status})"),
         }
     }
 }
@@ -252,6 +273,10 @@ pub struct UpstreamLink {
     pub sender: mpsc::UnboundedSender<Outgoing>,
     pub events: mpsc::Receiver<UpstreamEvent>,
     pub control: Arc<dyn UpstreamControl>,
+    /// How much longer server/discover may wait than `--discover-timeout`: the
+    /// sign-in time of an upstream at a URL when a sign-in can start (contract,
+    /// "Options of the bridge").
+    pub discover_extra: Duration,
 }
 
 /// Why the upstream could not be reached. [`ConnectError::cause`] and

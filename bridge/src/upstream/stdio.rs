@@ -82,6 +82,7 @@ impl Connector for StdioConnector {
             sender,
             events,
             control,
+            discover_extra: Duration::ZERO,
         })
     }
 }

@@ -5,12 +5,18 @@ use super::Shared;
 use super::client::describe;
 use super::headers::{self, ParamHeader};
 use super::sse::SseReader;
+use crate::auth::challenge::Challenge;
+use crate::auth::errors::SignInError;
+use crate::auth::sign_in::Refusal;
+use crate::log::BRIDGE;
 use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent, event_of_line};
 use crate::wire::codec::Line;
 use crate::wire::frame::Message;
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -60,16 +66,73 @@ pub(super) async fn exchange(
         shared,
         events: &events,
     };
-    let response = shared
-        .client
-        .post(shared.url.clone())
-        .headers(request_headers)
-        .body(body)
-        .send()
-        .await;
-    let failure = match response {
-        Ok(response) => answer.read(response).await,
-        Err(error) => Err(RequestFailure::Transport(describe(error))),
+    let body = Bytes::from(body);
+    // One sign-in after a 401 and one step-up after a 403 per request, never a loop.
+    let (mut signed_in, mut stepped_up) = (false, false);
+    let failure = loop {
+        let mut headers = request_headers.clone();
+        let bearer = shared.auth.as_ref().and_then(|auth| auth.bearer());
+        if let Some(bearer) = &bearer
+            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.token))
+        {
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let response = shared
+            .client
+            .post(shared.url.clone())
+            .headers(headers)
+            .body(body.clone())
+            .send()
+            .await;
+        let response = match response {
+            Ok(response) => response,
+            Err(error) => break Err(RequestFailure::Transport(describe(error))),
+        };
+        let status = response.status().as_u16();
+        let Some(auth) = shared.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
+            break answer.read(response).await;
+        };
+        let challenge = Challenge::parse(
+            response
+                .headers()
+                .get_all(WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|value| value.to_str().ok()),
+        );
+        let step_up = status == 403 && challenge.is_insufficient_scope();
+        if status == 403 && !step_up {
+            // A 403 that asks for no scope is the server's answer.
+            break answer.read(response).await;
+        }
+        let tried = if step_up {
+            &mut stepped_up
+        } else {
+            &mut signed_in
+        };
+        if std::mem::replace(tried, true) {
+            break Err(RequestFailure::SignIn {
+                status,
+                error: SignInError::RefusedAfterSignIn(status),
+            });
+        }
+        drop(response);
+        let refusal = Refusal {
+            status,
+            challenge,
+            used: bearer.map(|bearer| bearer.generation),
+        };
+        match auth.on_refused(refusal, &shared.client_side(&events)).await {
+            Ok(()) => continue,
+            // The bridge stops: the request gets no answer.
+            Err(SignInError::Canceled) => return,
+            Err(error) => {
+                if let Some(line) = error.log_line() {
+                    tracing::warn!(target: BRIDGE, "{line}");
+                }
+                break Err(RequestFailure::SignIn { status, error });
+            }
+        }
     };
     if let Err(failure) = failure {
         let _ = events

@@ -9,17 +9,28 @@
 //! a URL never stops the bridge.
 
 mod client;
+mod environment;
 mod exchange;
 pub mod headers;
 pub mod sse;
 
-pub use client::ProxyEnvironment;
+pub use client::{ProxyEnvironment, describe};
+
+/// A client of the URL form without a proxy or extra roots, for unit tests.
+#[cfg(test)]
+pub(crate) fn client_for_tests() -> reqwest::Client {
+    client::build(&[], &ProxyEnvironment::default()).unwrap()
+}
 
 use super::{
-    ConnectError, Connector, LinkContext, Outgoing, UpstreamControl, UpstreamEvent, UpstreamLink,
+    ClientState, ConnectError, Connector, LinkContext, Outgoing, UpstreamControl, UpstreamEvent,
+    UpstreamLink,
 };
+use crate::auth::sign_in::{Authorizer, ClientSide};
+use crate::auth::store::{ClientOption, EntryKey, TokenStore};
 use crate::config::{HttpTarget, StaticHeader};
 use crate::log::BRIDGE;
+pub use environment::SignInEnvironment;
 use exchange::ToolHeaders;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -35,11 +46,61 @@ use tokio_util::sync::CancellationToken;
 pub struct HttpConnector {
     target: HttpTarget,
     proxies: ProxyEnvironment,
+    /// The sign-in, unless a static Authorization header disables it.
+    sign_in: Option<SignIn>,
+}
+
+/// What the sign-in of a link needs from the process: its store, the secret of
+/// `--client-id`, and the environment it runs in.
+#[derive(Debug, Clone)]
+pub struct SignIn {
+    pub store: Arc<dyn TokenStore>,
+    pub environment: SignInEnvironment,
 }
 
 impl HttpConnector {
     pub fn new(target: HttpTarget, proxies: ProxyEnvironment) -> Self {
-        Self { target, proxies }
+        Self {
+            target,
+            proxies,
+            sign_in: None,
+        }
+    }
+
+    /// The sign-in for a 401 or a 403 (M4), unless the command line gave a
+    /// static Authorization header.
+    pub fn with_sign_in(mut self, sign_in: SignIn) -> Self {
+        let static_authorization = self
+            .target
+            .headers
+            .iter()
+            .any(|header| header.name == "authorization");
+        if !static_authorization {
+            self.sign_in = Some(sign_in);
+        }
+        self
+    }
+
+    fn authorizer(&self, client: &reqwest::Client) -> Option<Arc<Authorizer>> {
+        let sign_in = self.sign_in.as_ref()?;
+        let options = &self.target.sign_in;
+        let settings = sign_in.environment.settings(&self.target);
+        let key = EntryKey::new(
+            self.target.url.as_str(),
+            &options.account,
+            &crate::auth::receiver::redirect_uri(options.redirect_port),
+            match (&options.client_id, &options.client_metadata_url) {
+                (Some(id), _) => ClientOption::ClientId(id),
+                (None, Some(url)) => ClientOption::MetadataDocument(url.as_str()),
+                (None, None) => ClientOption::Default,
+            },
+        );
+        Some(Arc::new(Authorizer::new(
+            settings,
+            client.clone(),
+            sign_in.store.clone(),
+            key,
+        )))
     }
 }
 
@@ -47,12 +108,19 @@ impl Connector for HttpConnector {
     fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
         // The connections come with the first request, in its own task.
         let client = client::build(&self.target.extra_roots, &self.proxies)?;
+        let auth = self.authorizer(&client);
+        let discover_extra = match &auth {
+            Some(auth) if auth.sign_in_can_start() => self.target.sign_in.sign_in_timeout,
+            _ => Duration::ZERO,
+        };
         let shared = Arc::new(Shared {
             client,
             url: self.target.url.clone(),
             headers: static_headers(&self.target.headers),
             max_response_bytes: self.target.max_response_bytes,
             tools: Mutex::default(),
+            auth,
+            client_state: context.client.clone(),
         });
         let (sender, frames) = mpsc::unbounded_channel();
         let (event_sender, events) = mpsc::channel(256);
@@ -70,6 +138,7 @@ impl Connector for HttpConnector {
             sender,
             events,
             control: Arc::new(HttpControl { stop, finished }),
+            discover_extra,
         })
     }
 }
@@ -83,9 +152,19 @@ struct Shared {
     max_response_bytes: usize,
     /// The `x-mcp-header`s of the tools, from the last tools/list.
     tools: Mutex<ToolHeaders>,
+    auth: Option<Arc<Authorizer>>,
+    client_state: watch::Receiver<ClientState>,
 }
 
 impl Shared {
+    /// VS Code's side, for a sign-in that asks it.
+    fn client_side(&self, events: &mpsc::Sender<UpstreamEvent>) -> ClientSide {
+        ClientSide {
+            state: self.client_state.clone(),
+            events: events.clone(),
+        }
+    }
+
     /// The headers of a POST of `method`: the revision's, then the static ones.
     fn request_headers(&self, method: &str) -> HeaderMap {
         let mut map = exchange::base_headers(method);
@@ -157,10 +236,22 @@ async fn dispatch(
 ) {
     let mut requests: HashMap<u64, AbortHandle> = HashMap::new();
     let (ended, mut ends) = mpsc::unbounded_channel::<u64>();
+    let mut client = context.client.clone();
+    let mut told_no_url_elicitation = shared.auth.is_none();
     loop {
         let frame = tokio::select! {
             biased;
             () = stop.cancelled() => break,
+            Ok(()) = client.changed(), if !told_no_url_elicitation => {
+                let state = *client.borrow_and_update();
+                if state.initialized {
+                    told_no_url_elicitation = true;
+                    if !state.url_elicitation {
+                        tracing::info!(target: BRIDGE, "the client did not declare URL elicitation: a later sign-in fails, and a restart of the server signs in again");
+                    }
+                }
+                continue;
+            }
             Some(id) = ends.recv() => {
                 requests.remove(&id);
                 continue;

@@ -1,0 +1,295 @@
+//! The client ID of the bridge at an authorization server, in the order of the
+//! contract ("Sign-in and accounts") and of the 2026-07-28 client registration
+//! page: `--client-id`, then a client ID metadata document, then dynamic client
+//! registration (RFC 7591).
+
+use super::discovery::AuthorizationServer;
+use super::errors::SignInError;
+use super::http::{HttpError, get_json, post_json};
+use crate::log::BRIDGE;
+use serde::Deserialize;
+use serde_json::json;
+use std::fmt;
+use url::Url;
+
+/// The name that the consent page of an authorization server shows.
+pub const CLIENT_NAME: &str = "mcp-bridge-vscode (mcp-bridge-rs)";
+
+/// The client of one sign-in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Client {
+    pub id: String,
+    /// `MCP_BRIDGE_CLIENT_SECRET` for `--client-id`, or the secret of a dynamic
+    /// registration.
+    pub secret: Option<String>,
+    /// The server takes the secret only in the form body (`client_secret_post`).
+    pub secret_in_body: bool,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("id", &self.id)
+            .field("secret", &self.secret.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
+}
+
+/// What the command line says of the client.
+#[derive(Clone, Default)]
+pub struct ClientOptions {
+    pub client_id: Option<String>,
+    pub client_issuer: Option<Url>,
+    pub client_secret: Option<String>,
+    pub metadata_url: Option<Url>,
+}
+
+impl fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("client_id", &self.client_id)
+            .field("client_issuer", &self.client_issuer)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("metadata_url", &self.metadata_url)
+            .finish()
+    }
+}
+
+/// A client that an earlier sign-in registered at this issuer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registered {
+    pub issuer: String,
+    pub client: Client,
+}
+
+/// The client for `server`, in the contract's order. `registered` is the client
+/// of the stored sign-in, which a new sign-in at the same issuer uses again.
+pub async fn resolve(
+    http: &reqwest::Client,
+    server: &AuthorizationServer,
+    options: &ClientOptions,
+    redirect_uri: &str,
+    registered: Option<&Registered>,
+) -> Result<Client, SignInError> {
+    let secret_in_body = takes_secret_only_in_body(server);
+    if let Some(id) = &options.client_id {
+        if let Some(issuer) = &options.client_issuer
+            && !same_issuer(issuer, &server.issuer)
+        {
+            return Err(SignInError::ClientIdNotForIssuer);
+        }
+        return Ok(Client {
+            id: id.clone(),
+            // The secret goes only to the issuer of --client-issuer (the command
+            // line refuses a secret without it).
+            secret: options
+                .client_issuer
+                .as_ref()
+                .and(options.client_secret.clone()),
+            secret_in_body,
+        });
+    }
+    if let Some(registered) = registered.filter(|r| r.issuer == server.issuer) {
+        return Ok(registered.client.clone());
+    }
+    if let Some(url) = &options.metadata_url {
+        if server.client_id_metadata_document_supported {
+            check_document(http, url, redirect_uri).await?;
+            return Ok(Client {
+                id: url.to_string(),
+                secret: None,
+                secret_in_body: false,
+            });
+        }
+        tracing::info!(
+            target: BRIDGE,
+            "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration"
+        );
+    }
+    register(http, server, redirect_uri).await
+}
+
+/// `--client-issuer` names the issuer as the metadata does, maybe with a slash more.
+fn same_issuer(option: &Url, issuer: &str) -> bool {
+    option.as_str().trim_end_matches('/') == issuer.trim_end_matches('/')
+}
+
+fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
+    server
+        .token_endpoint_auth_methods_supported
+        .as_ref()
+        .is_some_and(|methods| {
+            !methods.iter().any(|m| m == "client_secret_basic")
+                && methods.iter().any(|m| m == "client_secret_post")
+        })
+}
+
+/// A client ID metadata document must be JSON whose `client_id` is its URL and
+/// whose `redirect_uris` list the redirect URI of the bridge.
+async fn check_document(
+    http: &reqwest::Client,
+    url: &Url,
+    redirect_uri: &str,
+) -> Result<(), SignInError> {
+    #[derive(Deserialize)]
+    struct Document {
+        client_id: String,
+        #[serde(default)]
+        redirect_uris: Vec<String>,
+    }
+    let document: Document = get_json(http, url).await.map_err(|error| {
+        SignInError::ClientMetadataUrl(format!("the document cannot be read: {error}"))
+    })?;
+    if document.client_id != url.as_str() {
+        return Err(SignInError::ClientMetadataUrl(
+            "the client_id of the document is not its URL".into(),
+        ));
+    }
+    if !document.redirect_uris.iter().any(|uri| uri == redirect_uri) {
+        return Err(SignInError::ClientMetadataUrl(format!(
+            "the document does not list the redirect URI {redirect_uri}"
+        )));
+    }
+    Ok(())
+}
+
+/// Dynamic client registration (RFC 7591): a public native client with the
+/// redirect URI of the bridge.
+async fn register(
+    http: &reqwest::Client,
+    server: &AuthorizationServer,
+    redirect_uri: &str,
+) -> Result<Client, SignInError> {
+    let Some(endpoint) = &server.registration_endpoint else {
+        return Err(SignInError::NoClientRegistration);
+    };
+    let endpoint = Url::parse(endpoint).map_err(|_| {
+        SignInError::RegistrationRefused("the registration endpoint is not a URL".into())
+    })?;
+    #[derive(Deserialize)]
+    struct Registration {
+        client_id: String,
+        #[serde(default)]
+        client_secret: Option<String>,
+    }
+    let body = json!({
+        "client_name": CLIENT_NAME,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "native",
+    });
+    let registration: Registration =
+        post_json(http, &endpoint, &body)
+            .await
+            .map_err(|error| match error {
+                HttpError::Status { .. } => SignInError::RegistrationRefused(error.to_string()),
+                other => SignInError::RegistrationRefused(other.to_string()),
+            })?;
+    if registration.client_id.is_empty() {
+        return Err(SignInError::RegistrationRefused(
+            "the registration has no client_id".into(),
+        ));
+    }
+    Ok(Client {
+        id: registration.client_id,
+        secret: registration.client_secret,
+        secret_in_body: takes_secret_only_in_body(server),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(methods: Option<Vec<&str>>) -> AuthorizationServer {
+        AuthorizationServer {
+            issuer: "https://as.example.com".into(),
+            authorization_endpoint: "https://as.example.com/authorize".into(),
+            token_endpoint: "https://as.example.com/token".into(),
+            registration_endpoint: None,
+            code_challenge_methods_supported: Some(vec!["S256".into()]),
+            authorization_response_iss_parameter_supported: true,
+            client_id_metadata_document_supported: false,
+            token_endpoint_auth_methods_supported: methods
+                .map(|m| m.into_iter().map(String::from).collect()),
+        }
+    }
+
+    fn resolve_now(
+        server: &AuthorizationServer,
+        options: &ClientOptions,
+        registered: Option<&Registered>,
+    ) -> Result<Client, SignInError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let http = crate::upstream::http::client_for_tests();
+        runtime.block_on(resolve(
+            &http,
+            server,
+            options,
+            "http://127.0.0.1:1/callback",
+            registered,
+        ))
+    }
+
+    #[test]
+    fn the_client_id_option_comes_first_and_its_secret_goes_only_to_its_issuer() {
+        let options = ClientOptions {
+            client_id: Some("c1".into()),
+            client_issuer: Some(Url::parse("https://as.example.com/").unwrap()),
+            client_secret: Some("s".into()),
+            metadata_url: None,
+        };
+        let client = resolve_now(&server(None), &options, None).unwrap();
+        assert_eq!(
+            (client.id.as_str(), client.secret.as_deref()),
+            ("c1", Some("s"))
+        );
+        assert!(!client.secret_in_body);
+        let other = ClientOptions {
+            client_issuer: Some(Url::parse("https://other.example.com").unwrap()),
+            ..options.clone()
+        };
+        assert_eq!(
+            resolve_now(&server(None), &other, None),
+            Err(SignInError::ClientIdNotForIssuer)
+        );
+        let post_only = server(Some(vec!["client_secret_post"]));
+        assert!(
+            resolve_now(&post_only, &options, None)
+                .unwrap()
+                .secret_in_body
+        );
+        assert!(!format!("{options:?}").contains("\"s\""));
+    }
+
+    #[test]
+    fn a_registered_client_of_the_same_issuer_is_used_again_and_without_registration_there_is_none()
+    {
+        let registered = Registered {
+            issuer: "https://as.example.com".into(),
+            client: Client {
+                id: "dyn-1".into(),
+                secret: None,
+                secret_in_body: false,
+            },
+        };
+        let client = resolve_now(&server(None), &ClientOptions::default(), Some(&registered));
+        assert_eq!(client.unwrap().id, "dyn-1");
+        let elsewhere = Registered {
+            issuer: "https://old.example.com".into(),
+            ..registered
+        };
+        assert_eq!(
+            resolve_now(&server(None), &ClientOptions::default(), Some(&elsewhere)),
+            Err(SignInError::NoClientRegistration)
+        );
+    }
+}

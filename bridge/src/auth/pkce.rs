@@ -1,0 +1,110 @@
+//! The secrets of one sign-in: the PKCE verifier and its S256 challenge (RFC 7636),
+//! the `state`, and the token of the one-time start URL (M6), each from the OS's
+//! random source.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// 32 random bytes as base64url without padding: 43 characters, 256 bits.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+/// The OS gave no random data.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the system gave no random data: {0}")]
+pub struct NoRandomData(pub String);
+
+impl Secret {
+    pub fn random() -> Result<Self, NoRandomData> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|error| NoRandomData(error.to_string()))?;
+        Ok(Self(URL_SAFE_NO_PAD.encode(bytes)))
+    }
+
+    #[cfg(test)]
+    pub fn for_tests(text: &str) -> Self {
+        Self(text.to_owned())
+    }
+
+    /// The value, for the request that carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The S256 code challenge of this verifier: base64url(SHA-256(verifier)).
+    pub fn s256_challenge(&self) -> String {
+        URL_SAFE_NO_PAD.encode(Sha256::digest(self.0.as_bytes()))
+    }
+
+    /// Compares in constant time, so that the time of an answer tells nothing
+    /// of how much of a guess was right.
+    pub fn matches(&self, candidate: &str) -> bool {
+        let (a, b) = (self.0.as_bytes(), candidate.as_bytes());
+        let mut difference = u8::from(a.len() != b.len());
+        for (index, byte) in a.iter().enumerate() {
+            difference |= byte ^ b.get(index).copied().unwrap_or(0);
+        }
+        difference == 0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([REDACTED])")
+    }
+}
+
+/// The PKCE pair and the `state` of one authorization request.
+#[derive(Debug, Clone)]
+pub struct AuthorizationSecrets {
+    pub verifier: Secret,
+    pub state: Secret,
+}
+
+impl AuthorizationSecrets {
+    pub fn new() -> Result<Self, NoRandomData> {
+        Ok(Self {
+            verifier: Secret::random()?,
+            state: Secret::random()?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_s256_challenge_is_that_of_rfc_7636() {
+        // RFC 7636, Appendix B.
+        let verifier = Secret("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk".into());
+        assert_eq!(
+            verifier.s256_challenge(),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+
+    #[test]
+    fn a_random_secret_has_256_bits_and_differs_each_time() {
+        let (a, b) = (Secret::random().unwrap(), Secret::random().unwrap());
+        assert_eq!(a.expose().len(), 43);
+        assert_ne!(a, b);
+        assert!(
+            a.expose()
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        );
+        assert_eq!(format!("{a:?}"), "Secret([REDACTED])");
+    }
+
+    #[test]
+    fn only_the_exact_value_matches() {
+        let secret = Secret("abcdef".into());
+        assert!(secret.matches("abcdef"));
+        for wrong in ["abcdeF", "abcde", "abcdefg", "", "bbcdef"] {
+            assert!(!secret.matches(wrong), "{wrong}");
+        }
+    }
+}

@@ -1,0 +1,649 @@
+//! The sign-in of one upstream at a URL: the tokens that the requests carry, and
+//! what happens when the upstream refuses one (401, or 403 `insufficient_scope`):
+//! a refresh, else a sign-in in the browser, one at a time (contract, "Sign-in
+//! and accounts"; the 2026-07-28 authorization pages).
+//!
+//! Who asks the user depends on VS Code's side: before `notifications/initialized`
+//! the bridge opens the one-time start URL in the browser (M6); after it, VS Code
+//! gets a URL elicitation and the bridge never opens a browser itself (M4).
+
+use super::authorization_url::{self, AuthorizationRequest};
+use super::browser::Opener;
+use super::challenge::Challenge;
+use super::client_id::{self, Client, ClientOptions, Registered};
+use super::discovery::{self, AuthorizationServer, ProtectedResource};
+use super::errors::SignInError;
+use super::pkce::{AuthorizationSecrets, Secret};
+use super::receiver::{self, Gate, Receiver, Redirect, StartUrl};
+use super::store::{EntryKey, StoredSignIn, TokenStore};
+use super::tokens::{self, Refreshed, TokenResponse};
+use crate::log::{BRIDGE, SIGN_IN};
+use crate::upstream::{ClientQuestion, ClientState, UpstreamEvent};
+use crate::wire::frame::Outcome;
+use serde_json::{Map, Value, json};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use url::Url;
+
+/// A token that expires within this margin counts as expired: it could expire on
+/// the way, and "a sign-in can start" when no token is valid for longer.
+const EXPIRY_MARGIN: Duration = Duration::from_secs(60);
+/// After a declined URL elicitation, no new question for this long.
+const DECLINE_PAUSE: Duration = Duration::from_secs(60);
+/// The message of the URL elicitation of a sign-in.
+pub const ELICITATION_MESSAGE: &str = "The upstream server needs a new sign-in. Open the URL and sign in at the authorization server.";
+
+/// What a sign-in needs to know besides its store.
+#[derive(Debug, Clone)]
+pub struct SignInSettings {
+    pub server_url: Url,
+    pub redirect_port: u16,
+    pub sign_in_timeout: Duration,
+    /// `--no-browser`: the sign-in line only, before `notifications/initialized`.
+    pub no_browser: bool,
+    /// `SANDBOX_RUNTIME=1`: the sandbox of VS Code blocks the browser and the port.
+    pub sandbox: bool,
+    pub client: ClientOptions,
+    pub opener: Opener,
+}
+
+/// The access token that a request carries, and which sign-in gave it.
+#[derive(Clone)]
+pub struct Bearer {
+    pub token: String,
+    pub generation: u64,
+}
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bearer")
+            .field("token", &"[REDACTED]")
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+/// How the upstream refused a request.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub status: u16,
+    pub challenge: Challenge,
+    /// The generation of the token that the request carried, if any.
+    pub used: Option<u64>,
+}
+
+/// VS Code's side, as the link sees it during a sign-in.
+#[derive(Debug, Clone)]
+pub struct ClientSide {
+    pub state: watch::Receiver<ClientState>,
+    pub events: mpsc::Sender<UpstreamEvent>,
+}
+
+/// The tokens and the sign-ins of one link.
+#[derive(Debug)]
+pub struct Authorizer {
+    settings: SignInSettings,
+    http: reqwest::Client,
+    store: Arc<dyn TokenStore>,
+    key: EntryKey,
+    current: Mutex<Current>,
+    /// One refresh or sign-in at a time: the requests that a 401 stops wait here,
+    /// then go on with the new token.
+    flight: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug, Default)]
+struct Current {
+    sign_in: Option<StoredSignIn>,
+    /// Counts the tokens this process got, so that a request refused with an
+    /// older one just goes again.
+    generation: u64,
+    declined_until: Option<Instant>,
+    /// The scopes asked for so far: a step-up asks for these and the new ones.
+    scope: Option<String>,
+}
+
+impl Authorizer {
+    /// The authorizer of a link, with the sign-in that the store keeps (a store
+    /// that fails counts as empty: the sign-in comes again).
+    pub fn new(
+        settings: SignInSettings,
+        http: reqwest::Client,
+        store: Arc<dyn TokenStore>,
+        key: EntryKey,
+    ) -> Self {
+        let sign_in = match store.load(&key) {
+            Ok(sign_in) => sign_in,
+            Err(error) => {
+                tracing::warn!(target: BRIDGE, "the token store did not give the stored sign-in: {error}");
+                None
+            }
+        };
+        let scope = sign_in.as_ref().and_then(|s| s.scope.clone());
+        Self {
+            settings,
+            http,
+            store,
+            key,
+            current: Mutex::new(Current {
+                sign_in,
+                scope,
+                ..Current::default()
+            }),
+            flight: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn current(&self) -> MutexGuard<'_, Current> {
+        self.current
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The token for the next request.
+    pub fn bearer(&self) -> Option<Bearer> {
+        let current = self.current();
+        current.sign_in.as_ref().map(|sign_in| Bearer {
+            token: sign_in.access_token.clone(),
+            generation: current.generation,
+        })
+    }
+
+    /// Whether a sign-in can start: no access token valid for more than a minute
+    /// (contract, "Options of the bridge": server/discover then waits for the
+    /// sign-in too).
+    pub fn sign_in_can_start(&self) -> bool {
+        !self
+            .current()
+            .sign_in
+            .as_ref()
+            .is_some_and(|sign_in| valid_beyond_margin(sign_in.expires_at))
+    }
+
+    /// The upstream refused a request: new tokens (a refresh, or a sign-in), so
+    /// that the request can go again; or why there are none.
+    pub async fn on_refused(
+        &self,
+        refusal: Refusal,
+        client: &ClientSide,
+    ) -> Result<(), SignInError> {
+        let _one_at_a_time = self.flight.lock().await;
+        let (generation, has_refresh) = {
+            let current = self.current();
+            let refresh = current
+                .sign_in
+                .as_ref()
+                .is_some_and(|s| s.refresh_token.is_some());
+            (current.generation, refresh)
+        };
+        let step_up = refusal.challenge.is_insufficient_scope();
+        let newer = refusal.used != Some(generation) && self.bearer().is_some();
+        if newer && (!step_up || self.scope_covers(refusal.challenge.scope.as_deref())) {
+            // Another request got new tokens (with the scopes) while this one waited.
+            return Ok(());
+        }
+        if !step_up && has_refresh && self.refresh().await? {
+            return Ok(());
+        }
+        self.sign_in(&refusal.challenge, step_up, client).await
+    }
+
+    /// Whether the scopes asked for so far include every scope of `needed`.
+    fn scope_covers(&self, needed: Option<&str>) -> bool {
+        let current = self.current();
+        let have: Vec<&str> = current
+            .scope
+            .as_deref()
+            .map(|s| s.split_whitespace().collect())
+            .unwrap_or_default();
+        needed.is_none_or(|needed| needed.split_whitespace().all(|scope| have.contains(&scope)))
+    }
+
+    /// A refresh with the stored refresh token; `false` when there is none that
+    /// the server takes (a new sign-in follows).
+    async fn refresh(&self) -> Result<bool, SignInError> {
+        let Some(stored) = self.current().sign_in.clone() else {
+            return Ok(false);
+        };
+        let Some(refresh_token) = stored.refresh_token.clone() else {
+            return Ok(false);
+        };
+        let server = discovery::authorization_server(&self.http, &stored.issuer).await?;
+        let token_endpoint = endpoint(&server.token_endpoint)?;
+        let client = self.stored_client(&stored, &server);
+        match tokens::refresh(
+            &self.http,
+            &token_endpoint,
+            &client,
+            &refresh_token,
+            &stored.resource,
+        )
+        .await
+        {
+            Ok(Refreshed::Tokens(tokens)) => {
+                self.keep(
+                    &server,
+                    &stored.resource,
+                    &client,
+                    tokens,
+                    Some(refresh_token),
+                );
+                Ok(true)
+            }
+            Ok(Refreshed::Refused) => {
+                tracing::info!(target: BRIDGE, "the authorization server refused the refresh token: the bridge signs in again");
+                if let Some(sign_in) = self.current().sign_in.as_mut() {
+                    sign_in.refresh_token = None;
+                }
+                Ok(false)
+            }
+            Err(error) => {
+                tracing::warn!(target: BRIDGE, "the refresh of the tokens failed: {}", error.log_line().unwrap_or_default());
+                Ok(false)
+            }
+        }
+    }
+
+    /// The client of the stored sign-in: `--client-id` with its secret, or the
+    /// registered one.
+    fn stored_client(&self, stored: &StoredSignIn, server: &AuthorizationServer) -> Client {
+        let from_option =
+            self.settings.client.client_id.as_deref() == Some(stored.client_id.as_str());
+        Client {
+            id: stored.client_id.clone(),
+            secret: if from_option {
+                self.settings
+                    .client
+                    .client_issuer
+                    .as_ref()
+                    .and(self.settings.client.client_secret.clone())
+            } else {
+                stored.client_secret.clone()
+            },
+            secret_in_body: server
+                .token_endpoint_auth_methods_supported
+                .as_ref()
+                .is_some_and(|m| {
+                    !m.iter().any(|m| m == "client_secret_basic")
+                        && m.iter().any(|m| m == "client_secret_post")
+                }),
+        }
+    }
+
+    /// A sign-in in the browser.
+    async fn sign_in(
+        &self,
+        challenge: &Challenge,
+        step_up: bool,
+        client_side: &ClientSide,
+    ) -> Result<(), SignInError> {
+        let state = *client_side.state.borrow();
+        if self.settings.sandbox {
+            if state.initialized {
+                tracing::warn!(target: BRIDGE, "The bridge runs in the sandbox of VS Code, thus it cannot sign in: the sandbox blocks the browser and the redirect port. Disable the sandbox for this server.");
+            } else {
+                tracing::warn!(target: BRIDGE, "The upstream server needs a sign-in, but the bridge runs in the sandbox of VS Code. The sandbox blocks the browser and the redirect port. Disable the sandbox for this server.");
+            }
+            return Err(SignInError::Sandbox);
+        }
+        if self
+            .current()
+            .declined_until
+            .is_some_and(|until| Instant::now() < until)
+        {
+            return Err(SignInError::Declined);
+        }
+        if state.initialized && !state.url_elicitation {
+            return Err(SignInError::NoUrlElicitation);
+        }
+        let resource =
+            discovery::protected_resource(&self.http, &self.settings.server_url, challenge).await?;
+        let issuer = resource
+            .authorization_servers
+            .first()
+            .cloned()
+            .unwrap_or_default();
+        let server = discovery::authorization_server(&self.http, &issuer).await?;
+        let redirect_uri = receiver::redirect_uri(self.settings.redirect_port);
+        let registered = self.registered();
+        let client = client_id::resolve(
+            &self.http,
+            &server,
+            &self.settings.client,
+            &redirect_uri,
+            registered.as_ref(),
+        )
+        .await?;
+        let scope = self.scope_to_ask(challenge, &resource, step_up);
+        let secrets =
+            AuthorizationSecrets::new().map_err(|error| SignInError::Failed(error.to_string()))?;
+        let url = authorization_url::build(
+            &server.authorization_endpoint,
+            &AuthorizationRequest {
+                client_id: &client.id,
+                redirect_uri: &redirect_uri,
+                code_challenge: &secrets.verifier.s256_challenge(),
+                state: secrets.state.expose(),
+                resource: &resource.resource,
+                scope: scope.as_deref(),
+            },
+        )
+        .map_err(|error| {
+            tracing::warn!(target: BRIDGE, "the authorization URL is not valid ({error}), thus the bridge does not open it");
+            SignInError::UnsafeAuthorizationUrl(error)
+        })?;
+        let receiver = Receiver::bind(self.settings.redirect_port).inspect_err(|_| {
+            tracing::warn!(
+                target: BRIDGE,
+                "Another program uses the redirect port {}. It can be a second server with a sign-in: set a different --redirect-port for one of them.",
+                self.settings.redirect_port
+            );
+        })?;
+        tracing::info!(target: SIGN_IN, "sign in at {url}");
+        let mut asked = Asked::default();
+        let start = if state.initialized {
+            asked = self.ask_client(url.as_str(), client_side).await;
+            None
+        } else {
+            self.open_browser(url.as_str(), receiver.port())
+        };
+        let mut gate = Gate::new(
+            secrets.state.clone(),
+            start,
+            self.settings.server_url.as_str(),
+        );
+        let timeout = self.settings.sign_in_timeout;
+        let redirect = tokio::select! {
+            outcome = receiver.serve(&mut gate) => outcome,
+            () = tokio::time::sleep(timeout) => {
+                tracing::warn!(target: BRIDGE, "The sign-in did not complete in {} s.", timeout.as_secs());
+                Err(SignInError::Timeout(timeout))
+            }
+            refusal = asked.refusal() => {
+                if refusal == SignInError::Declined {
+                    tracing::info!(target: BRIDGE, "The user declined the sign-in.");
+                    self.current().declined_until = Some(Instant::now() + DECLINE_PAUSE);
+                }
+                Err(refusal)
+            }
+        };
+        let redirect = redirect?;
+        check_issuer(&redirect, &server)?;
+        let token_endpoint = endpoint(&server.token_endpoint)?;
+        let exchanged = tokio::select! {
+            tokens = tokens::exchange_code(
+                &self.http,
+                &token_endpoint,
+                &client,
+                &redirect.code,
+                &redirect_uri,
+                secrets.verifier.expose(),
+                &resource.resource,
+            ) => tokens,
+            () = receiver.serve_after(&mut gate) => Err(SignInError::Canceled),
+        };
+        let tokens = exchanged?;
+        let granted_scope = tokens.scope.clone().or_else(|| scope.clone());
+        self.current().scope = granted_scope.or(scope);
+        self.keep(&server, &resource.resource, &client, tokens, None);
+        if let Some(elicitation_id) = asked.elicitation_id {
+            let mut params = Map::new();
+            params.insert("elicitationId".into(), elicitation_id.into());
+            let _ = client_side
+                .events
+                .send(UpstreamEvent::NotifyClient {
+                    method: "notifications/elicitation/complete",
+                    params,
+                })
+                .await;
+        }
+        let _ = client_side.events.send(UpstreamEvent::SignedIn).await;
+        Ok(())
+    }
+
+    /// The client that an earlier sign-in registered, for the same issuer.
+    fn registered(&self) -> Option<Registered> {
+        if self.settings.client.client_id.is_some() {
+            return None;
+        }
+        let current = self.current();
+        let stored = current.sign_in.as_ref()?;
+        Some(Registered {
+            issuer: stored.issuer.clone(),
+            client: Client {
+                id: stored.client_id.clone(),
+                secret: stored.client_secret.clone(),
+                secret_in_body: false,
+            },
+        })
+    }
+
+    /// The scope of the challenge, else the resource's `scopes_supported`; a
+    /// step-up adds the challenge's scopes to those asked before.
+    fn scope_to_ask(
+        &self,
+        challenge: &Challenge,
+        resource: &ProtectedResource,
+        step_up: bool,
+    ) -> Option<String> {
+        let asked_before = self.current().scope.clone();
+        let new = challenge.scope.clone().or_else(|| {
+            resource
+                .scopes_supported
+                .as_ref()
+                .filter(|scopes| !scopes.is_empty())
+                .map(|scopes| scopes.join(" "))
+        });
+        if !step_up {
+            return new;
+        }
+        union(asked_before.as_deref(), new.as_deref())
+    }
+
+    /// Before `notifications/initialized`: the one-time start URL in the browser,
+    /// unless `--no-browser`. Only the start URL reaches the opener.
+    fn open_browser(&self, authorization_url: &str, port: u16) -> Option<StartUrl> {
+        if self.settings.no_browser {
+            return None;
+        }
+        let Ok(token) = Secret::random() else {
+            tracing::warn!(target: BRIDGE, "the bridge has no random data for the start URL, thus it does not open the browser");
+            tracing::warn!(target: BRIDGE, "the browser did not open: open the URL of the sign-in line in a browser");
+            return None;
+        };
+        let start = StartUrl::new(token, authorization_url.to_owned());
+        if let Err(error) = self.settings.opener.open(&start.url(port)) {
+            tracing::debug!(target: BRIDGE, "the browser opener did not start: {}", error.kind());
+            tracing::warn!(target: BRIDGE, "the browser did not open: open the URL of the sign-in line in a browser");
+        }
+        Some(start)
+    }
+
+    /// After `notifications/initialized`: a URL elicitation with the
+    /// authorization URL (O1, M4).
+    async fn ask_client(&self, url: &str, client_side: &ClientSide) -> Asked {
+        let elicitation_id = uuid::Uuid::new_v4().to_string();
+        let (answer, answered) = oneshot::channel();
+        let params = json!({
+            "mode": "url",
+            "elicitationId": elicitation_id,
+            "url": url,
+            "message": ELICITATION_MESSAGE,
+        });
+        let question = ClientQuestion {
+            method: "elicitation/create".into(),
+            params: params.as_object().cloned().unwrap_or_default(),
+            answer,
+        };
+        let _ = client_side
+            .events
+            .send(UpstreamEvent::AskClient(question))
+            .await;
+        Asked {
+            elicitation_id: Some(elicitation_id),
+            answer: Some(answered),
+        }
+    }
+
+    /// Keeps new tokens: in memory for the next requests, and in the store.
+    fn keep(
+        &self,
+        server: &AuthorizationServer,
+        resource: &str,
+        client: &Client,
+        tokens: TokenResponse,
+        old_refresh_token: Option<String>,
+    ) {
+        let from_option = self.settings.client.client_id.is_some();
+        let mut current = self.current();
+        let scope = tokens.scope.clone().or_else(|| current.scope.clone());
+        let sign_in = StoredSignIn {
+            issuer: server.issuer.clone(),
+            resource: resource.to_owned(),
+            client_id: client.id.clone(),
+            // MCP_BRIDGE_CLIENT_SECRET stays in the environment, never in a store.
+            client_secret: if from_option {
+                None
+            } else {
+                client.secret.clone()
+            },
+            access_token: tokens.access_token,
+            refresh_token: tokens.refresh_token.or(old_refresh_token),
+            expires_at: tokens
+                .expires_in
+                .map(|seconds| now_unix().saturating_add(seconds)),
+            scope,
+        };
+        if let Err(error) = self.store.save(&self.key, &sign_in) {
+            tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: {error}");
+        }
+        current.sign_in = Some(sign_in);
+        current.generation += 1;
+    }
+}
+
+/// The question of a sign-in to VS Code, if one was asked.
+#[derive(Debug, Default)]
+struct Asked {
+    elicitation_id: Option<String>,
+    answer: Option<oneshot::Receiver<Outcome>>,
+}
+
+impl Asked {
+    /// Resolves only when VS Code will not open the URL: a decline or a cancel,
+    /// an error, or the end of the question (the end of stdin). An accept means
+    /// that VS Code opened the URL: the redirect comes next.
+    async fn refusal(&mut self) -> SignInError {
+        let Some(answer) = self.answer.take() else {
+            return std::future::pending().await;
+        };
+        match answer.await {
+            Ok(Outcome::Result(result)) => match result.get("action").and_then(Value::as_str) {
+                Some("accept") => std::future::pending().await,
+                _ => SignInError::Declined,
+            },
+            Ok(Outcome::Error(_)) => SignInError::Declined,
+            Err(_) => SignInError::Canceled,
+        }
+    }
+}
+
+/// RFC 9207 §2.4, with the revision's rule for a present `iss`: compared to the
+/// issuer as it is; absent only when the server does not announce it.
+fn check_issuer(redirect: &Redirect, server: &AuthorizationServer) -> Result<(), SignInError> {
+    match (
+        &redirect.iss,
+        server.authorization_response_iss_parameter_supported,
+    ) {
+        (Some(iss), _) if *iss != server.issuer => Err(SignInError::AuthorizationError(
+            "the iss of the redirect is not the issuer of the authorization server".into(),
+        )),
+        (None, true) => Err(SignInError::AuthorizationError(
+            "the redirect has no iss, which the authorization server announces".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn endpoint(text: &str) -> Result<Url, SignInError> {
+    let url = Url::parse(text)
+        .map_err(|_| SignInError::Discovery("the token endpoint is not a URL".into()))?;
+    if !crate::rules::input::url_is_safe(url.as_str()) {
+        return Err(SignInError::Discovery(
+            "the token endpoint does not use https".into(),
+        ));
+    }
+    Ok(url)
+}
+
+/// The scopes of `a`, then those of `b` that `a` lacks.
+fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    let mut scopes: Vec<&str> = Vec::new();
+    for scope in a.into_iter().chain(b).flat_map(str::split_whitespace) {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// A token without an expiry counts as valid: the server tells when it is not.
+fn valid_beyond_margin(expires_at: Option<u64>) -> bool {
+    expires_at.is_none_or(|at| at > now_unix().saturating_add(EXPIRY_MARGIN.as_secs()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_up_asks_for_the_scopes_before_and_the_new_ones() {
+        assert_eq!(
+            union(Some("mcp:read"), Some("mcp:read mcp:write")).as_deref(),
+            Some("mcp:read mcp:write")
+        );
+        assert_eq!(union(None, Some("a")).as_deref(), Some("a"));
+        assert_eq!(union(Some("a b"), None).as_deref(), Some("a b"));
+        assert_eq!(union(None, None), None);
+    }
+
+    #[test]
+    fn the_issuer_of_a_redirect_is_checked_as_rfc_9207_says() {
+        let mut server = AuthorizationServer {
+            issuer: "https://as.example.com".into(),
+            authorization_endpoint: String::new(),
+            token_endpoint: String::new(),
+            registration_endpoint: None,
+            code_challenge_methods_supported: None,
+            authorization_response_iss_parameter_supported: true,
+            client_id_metadata_document_supported: false,
+            token_endpoint_auth_methods_supported: None,
+        };
+        let redirect = |iss: Option<&str>| Redirect {
+            code: "c".into(),
+            iss: iss.map(String::from),
+        };
+        assert!(check_issuer(&redirect(Some("https://as.example.com")), &server).is_ok());
+        assert!(check_issuer(&redirect(Some("https://as.example.com/")), &server).is_err());
+        assert!(check_issuer(&redirect(None), &server).is_err());
+        server.authorization_response_iss_parameter_supported = false;
+        assert!(check_issuer(&redirect(None), &server).is_ok());
+        assert!(check_issuer(&redirect(Some("https://evil.example.com")), &server).is_err());
+    }
+
+    #[test]
+    fn a_token_is_valid_until_a_minute_before_it_expires() {
+        assert!(valid_beyond_margin(None));
+        assert!(valid_beyond_margin(Some(now_unix() + 120)));
+        assert!(!valid_beyond_margin(Some(now_unix() + 30)));
+        assert!(!valid_beyond_margin(Some(0)));
+    }
+}
