@@ -57,6 +57,9 @@ pub enum Upstream {
     },
     /// A real `bridge-fixture-server` with these arguments, behind the relay.
     Fixture(Vec<String>),
+    /// A real `bridge-fixture-server --https` with these arguments, which the
+    /// bridge reaches in the URL form (M4): the runner sees no upstream frame.
+    HttpsFixture(Vec<String>),
     /// No upstream: `bridge_args` is the whole command line of the bridge (for the
     /// options and exit codes).
     None,
@@ -330,9 +333,12 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         Some(Value::Object(object)) if object.len() == 1 && object.contains_key("fixture") => {
             Upstream::Fixture(string_list(object.get("fixture"), "upstream.fixture")?)
         }
+        Some(Value::Object(object)) if object.len() == 1 && object.contains_key("https_fixture") => {
+            Upstream::HttpsFixture(string_list(object.get("https_fixture"), "upstream.https_fixture")?)
+        }
         _ => {
             return Err(
-                "the header needs \"upstream\": {\"scripted\":{}}, {\"fixture\":[args]} or \"none\""
+                "the header needs \"upstream\": {\"scripted\":{}}, {\"fixture\":[args]}, {\"https_fixture\":[args]} or \"none\""
                     .into(),
             );
         }

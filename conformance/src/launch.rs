@@ -4,6 +4,7 @@
 
 use crate::bins::Bins;
 use crate::format::{Transcript, Upstream};
+use crate::https_upstream::HttpsUpstream;
 use crate::schema::Schemas;
 use crate::upstream::{Mode, UpstreamHub};
 use harness_sim::process::{PeerOptions, Received, StdioPeer};
@@ -28,12 +29,24 @@ fn token() -> String {
     format!("{:x}{:x}", nanos, std::process::id())
 }
 
+/// A started run: the bridge and its upstream.
+pub struct Launched {
+    pub peer: StdioPeer,
+    /// A scripted or stdio fixture upstream, behind the relay.
+    pub hub: Option<UpstreamHub>,
+    /// The fixture over HTTPS of the URL form.
+    pub https: Option<HttpsUpstream>,
+}
+
 /// Starts the hub and the bridge of a transcript.
-pub async fn start_bridge(
-    transcript: &Transcript,
-    env: &Env,
-) -> Result<(StdioPeer, Option<UpstreamHub>), String> {
+pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched, String> {
     let header = &transcript.header;
+    let https = match &header.upstream {
+        Upstream::HttpsFixture(args) => {
+            Some(HttpsUpstream::start(&env.bins.fixture, args, &header.env).await?)
+        }
+        _ => None,
+    };
     let mode = match &header.upstream {
         Upstream::Scripted {
             exit_at_eof,
@@ -43,7 +56,7 @@ pub async fn start_bridge(
             ignore_sigterm: *ignore_sigterm,
         }),
         Upstream::Fixture(args) => Some(Mode::Fixture(env.bins.fixture.clone(), args.clone())),
-        Upstream::None => None,
+        Upstream::None | Upstream::HttpsFixture(_) => None,
     };
     let hub = match mode {
         Some(mode) => Some(
@@ -62,13 +75,20 @@ pub async fn start_bridge(
         command.push(hub.port.to_string());
         command.push(hub.token.clone());
     }
+    if let Some(https) = &https {
+        command.extend(https.bridge_args());
+    }
     let mut options = PeerOptions::default();
     for (key, value) in env.bridge_env.iter().chain(header.env.iter()) {
+        let value = match &https {
+            Some(https) => https.resolve(value),
+            None => value.clone(),
+        };
         options.env.push((key.into(), value.into()));
     }
     let peer = StdioPeer::spawn_with(&command, options)
         .map_err(|e| format!("cannot start the bridge: {e}"))?;
-    Ok((peer, hub))
+    Ok(Launched { peer, hub, https })
 }
 
 /// The next stdout line before `deadline`.

@@ -16,6 +16,7 @@
 //! - [`relay`]: the bridge's upstream command, a pipe to the runner over loopback TCP.
 //! - [`upstream`]: the runner's end of the relay: scripted answers, or a proxy to
 //!   the fixture server; every upstream frame recorded.
+//! - [`https_upstream`]: the fixture over HTTPS of a transcript of the URL form (M4).
 //! - [`launch`]: the start of a run, the hub and the bridge (for the runner and the replay).
 //! - [`runner`]: one transcript against one bridge process.
 //! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
@@ -31,6 +32,7 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod format;
+pub mod https_upstream;
 pub mod launch;
 pub mod matchers;
 pub mod matrix;

@@ -19,7 +19,11 @@ use tokio::time::Duration;
 
 /// Replays `recording`; the failures, or none.
 pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -> Vec<Failure> {
-    let (mut peer, hub) = match start_bridge(transcript, env).await {
+    let crate::launch::Launched {
+        mut peer,
+        hub,
+        https: _https,
+    } = match start_bridge(transcript, env).await {
         Ok(started) => started,
         Err(message) => return vec![Failure::at(1, message)],
     };

@@ -96,6 +96,7 @@ struct Run<'a> {
     env: &'a Env,
     client: Client,
     hub: Option<UpstreamHub>,
+    https: Option<crate::https_upstream::HttpsUpstream>,
     captures: Captures,
     /// stderr lines before this index are behind the last match.
     stderr_pos: usize,
@@ -108,14 +109,15 @@ struct Run<'a> {
 
 impl<'a> Run<'a> {
     async fn start(transcript: &'a Transcript, env: &'a Env) -> Result<Self, Failure> {
-        let (peer, hub) = start_bridge(transcript, env)
+        let launched = start_bridge(transcript, env)
             .await
             .map_err(|message| Failure::at(1, message))?;
         Ok(Self {
             transcript,
             env,
-            client: Client::Raw(Box::new(peer)),
-            hub,
+            client: Client::Raw(Box::new(launched.peer)),
+            hub: launched.hub,
+            https: launched.https,
             captures: Captures::default(),
             stderr_pos: 0,
             injected_stderr: Vec::new(),
@@ -134,6 +136,9 @@ impl<'a> Run<'a> {
         }
         if let Some(hub) = &self.hub {
             lines.extend(hub.fixture_stderr());
+        }
+        if let Some(https) = &self.https {
+            lines.extend(https.stderr());
         }
         let tail: Vec<String> = lines.iter().rev().take(20).rev().cloned().collect();
         (!tail.is_empty()).then(|| tail.join("\n"))
