@@ -199,7 +199,8 @@ fn running_fixture_cas() -> Vec<PathBuf> {
                 .starts_with("bridge-fixture-server-")
         })
         .map(|entry| entry.path().join(tls_fixtures::files::CA_CERT))
-        .filter(|path| path.is_file())
+        // A folder of a server that is starting or stopping may hold no usable CA yet.
+        .filter(|path| path.is_file() && fetch::connector(std::slice::from_ref(path)).is_ok())
         .collect()
 }
 

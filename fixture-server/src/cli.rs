@@ -121,7 +121,9 @@ the origin https://127.0.0.1:PORT (the stdout lines stay the same):
   --auth-ca-file PATH  Also trusts this CA (PEM) when a document is fetched
   --deny             Denies every authorization: error=access_denied
   --no-iss           No iss parameter in redirects (RFC 9207)
-  --forget-clients   Forgets each dynamically registered client at once
+  --forget-clients   Forgets every dynamically registered client each time it issues the
+                     tokens of a code: a refresh then gets invalid_client, and /authorize
+                     an error page without a redirect
   --token-lifetime S The lifetime of access tokens in seconds (default 900)
   --no-refresh-tokens  Issues no refresh tokens
   --invalid-grant    Every refresh gets invalid_grant

@@ -183,16 +183,20 @@ impl AuthServer {
         Ok(access)
     }
 
+    /// 401 with the challenge; the body is the RFC 6750 error of a bad token, or (for a
+    /// request without one, which RFC 6750 §3.1 gives no error code) a text.
     fn unauthorized(&self, error: Option<&str>) -> Response<ResponseBody> {
-        let description = match error {
-            Some(_) => "The access token is expired or unknown.",
-            None => "The request needs an access token of the authorization server.",
+        let mut response = match error {
+            Some(error) => respond::oauth_error(
+                StatusCode::UNAUTHORIZED,
+                error,
+                "The access token is expired or unknown.",
+            ),
+            None => respond::text(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: the request needs an access token of the authorization server.",
+            ),
         };
-        let mut response = respond::oauth_error(
-            StatusCode::UNAUTHORIZED,
-            error.unwrap_or("invalid_request"),
-            description,
-        );
         insert_challenge(&mut response, &self.challenge(error));
         response
     }

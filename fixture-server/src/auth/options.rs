@@ -24,8 +24,10 @@ pub struct AuthOptions {
     pub deny: bool,
     /// The `iss` parameter of RFC 9207 in every redirect; `--no-iss` leaves it out.
     pub iss: bool,
-    /// `--forget-clients`: the dynamically registered clients are forgotten at once
-    /// after their registration (a server that forgot a client).
+    /// `--forget-clients`: the dynamically registered clients are forgotten each time
+    /// the server issues the tokens of a code (a server that forgot a client: the
+    /// first sign-in works, its refresh gets `invalid_client`, the next `/authorize`
+    /// an error page).
     pub forget_clients: bool,
     /// `--token-lifetime S`: the lifetime of an access token.
     pub token_lifetime: Duration,

@@ -115,13 +115,6 @@ impl AuthServer {
             "/register: the client {id} ({}, {method})",
             name.as_deref().unwrap_or("no name")
         );
-        if self.options.forget_clients {
-            let forgotten = self.clients.forget_registered();
-            crate::info!(
-                "auth",
-                "--forget-clients: the server forgot {forgotten} registered clients"
-            );
-        }
         metadata.insert("client_id".into(), json!(id));
         metadata.insert("client_id_issued_at".into(), json!(issued_at));
         metadata.insert("token_endpoint_auth_method".into(), json!(method));

@@ -92,8 +92,13 @@ pub fn empty(status: StatusCode) -> Response<ResponseBody> {
 }
 
 pub fn not_found() -> Response<ResponseBody> {
-    let mut response = Response::new(Full::new(Bytes::from_static(b"Not Found\n")).boxed());
-    *response.status_mut() = StatusCode::NOT_FOUND;
+    text(StatusCode::NOT_FOUND, "Not Found")
+}
+
+/// A line of plain text.
+pub fn text(status: StatusCode, message: &str) -> Response<ResponseBody> {
+    let mut response = Response::new(Full::new(Bytes::from(format!("{message}\n"))).boxed());
+    *response.status_mut() = status;
     response.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),

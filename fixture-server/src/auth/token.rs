@@ -224,6 +224,13 @@ impl AuthServer {
             client.id,
             issued.scopes.join(" ")
         );
+        if self.options.forget_clients {
+            let forgotten = self.clients.forget_registered();
+            crate::info!(
+                "auth",
+                "--forget-clients: after the tokens of a code, the server forgot {forgotten} registered clients"
+            );
+        }
         Ok(self.token_response(&issued))
     }
 

@@ -187,14 +187,46 @@ async fn a_server_that_forgets_its_clients_shows_a_page_and_refuses_the_refresh(
     // The pre-registered clients stay.
     sign_in(&server, "mcp:read").await;
 
+    // --forget-clients: the first sign-in works, then the client is forgotten.
     let server = Server::start(&["--https", "--auth", "--forget-clients"]).await;
     let (status, client) = register(&server, &metadata).await;
     assert_eq!(status, StatusCode::CREATED);
     let id = client["client_id"].as_str().unwrap();
+    let params = authorize(
+        &server,
+        &authorize_params(&server.url, id, &challenge, "mcp:read"),
+    )
+    .await;
+    let (status, tokens) = token(
+        &server,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &params["code"]),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", &verifier),
+            ("client_id", id),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = token(
+        &server,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", id),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("invalid_client"))
+    );
     let params = authorize_params(&server.url, id, &challenge, "mcp:read");
     let response = get(&server, &format!("/authorize?{}", query(&params))).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     assert_eq!(super::super::client::header(&response, "location"), None);
+    assert!(body_text(response).await.contains("the server forgot it"));
 }
 
 #[tokio::test]

@@ -19,6 +19,10 @@ async fn a_post_without_a_token_gets_the_challenge_of_the_metadata() {
             "Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:read\""
         )
     );
+    assert_eq!(
+        super::super::client::body_text(response).await,
+        "Unauthorized: the request needs an access token of the authorization server.\n"
+    );
     let response = call_with_token(&server, Some("not-a-token"), "echo", json!({})).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(
@@ -26,6 +30,10 @@ async fn a_post_without_a_token_gets_the_challenge_of_the_metadata() {
         format!(
             "Bearer error=\"invalid_token\", resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:read\""
         )
+    );
+    assert_eq!(
+        body_json(response).await,
+        json!({"error": "invalid_token", "error_description": "The access token is expired or unknown."})
     );
     let response = server.send("GET", &[], Vec::new()).await.unwrap();
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
