@@ -28,11 +28,25 @@ const MAX_BODY: usize = 16 << 20;
 /// How long one answer may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The options of `--browse`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The options of `--browse`. `Debug` leaves the query out: a sign-in URL carries the
+/// state and the code challenge, a callback URL the code.
+#[derive(Clone, PartialEq, Eq)]
 pub struct BrowseOptions {
     pub url: String,
     pub ca_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for BrowseOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = match self.url.split_once('?') {
+            Some((base, _)) => format!("{base}?[REDACTED]"),
+            None => self.url.clone(),
+        };
+        f.debug_struct("BrowseOptions")
+            .field("url", &url)
+            .field("ca_file", &self.ca_file)
+            .finish()
+    }
 }
 
 /// Runs the test browser; returns the exit code.
@@ -220,6 +234,18 @@ mod tests {
             Some("/next")
         );
         assert_eq!(meta_refresh("<meta charset=\"utf-8\"><p>no</p>"), None);
+    }
+
+    #[test]
+    fn the_debug_of_the_options_hides_the_query() {
+        let options = BrowseOptions {
+            url: "https://127.0.0.1:1/authorize?state=secret-state".into(),
+            ca_file: None,
+        };
+        assert_eq!(
+            format!("{options:?}"),
+            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None }"
+        );
     }
 
     #[test]

@@ -304,3 +304,24 @@ async fn a_client_id_metadata_document_is_fetched_over_https() {
             .contains("the fetch got the status 404")
     );
 }
+
+#[tokio::test]
+async fn a_document_of_another_server_needs_its_ca_in_auth_ca_file() {
+    let other = Server::start(&["--https", "--auth"]).await;
+    let id = format!("{}/fixture/client.json", issuer(&other));
+    let other_ca = other.ca_file.as_ref().unwrap().to_str().unwrap().to_owned();
+    let (_, challenge) = pkce("other");
+    let untrusting = Server::start(&["--https", "--auth", "--cimd"]).await;
+    let params = authorize_params(&untrusting.url, &id, &challenge, "mcp:read");
+    let response = get(&untrusting, &format!("/authorize?{}", query(&params))).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let page = body_text(response).await;
+    assert!(
+        page.contains("is not usable: the fetch failed: the TLS handshake with 127.0.0.1:"),
+        "{page}"
+    );
+    let trusting =
+        Server::start(&["--https", "--auth", "--cimd", "--auth-ca-file", &other_ca]).await;
+    let page = consent_page(&trusting, &id).await;
+    assert!(page.contains("<span id=\"client\">bridge-fixture metadata client</span>"));
+}
