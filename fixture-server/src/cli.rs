@@ -8,6 +8,8 @@
 
 use std::ffi::OsString;
 
+use crate::auth::options::{AUTH_OPTIONS, AuthOptions};
+use crate::browse::BrowseOptions;
 use crate::config::{Config, Profile};
 use crate::https::options::{self, HttpOptions, TlsCase, Transport};
 
@@ -19,6 +21,8 @@ pub enum Command {
     Help,
     /// `--version`: the version on stdout, exit 0.
     Version,
+    /// `--browse URL`: the test browser, no server.
+    Browse(BrowseOptions),
 }
 
 /// The options of a serving process.
@@ -31,6 +35,8 @@ pub struct Options {
     pub transport: Transport,
     /// The options of the HTTP modes (defaults on stdio).
     pub http: HttpOptions,
+    /// The authorization server of `--auth` (off by default).
+    pub auth: AuthOptions,
 }
 
 /// A bad command line; the message names the argument.
@@ -93,6 +99,42 @@ header gets 400 with the JSON-RPC error -32020.
                      response is the only frame of the request)
   --bearer-env VAR   Every POST needs \"Authorization: Bearer <the value of VAR>\", else
                      401 with \"WWW-Authenticate: Bearer\" (a server with a static token)
+
+OAuth (RFC 9728, RFC 8414, RFC 7591, PKCE) for the tests of sign-in clients; the issuer is
+the origin https://127.0.0.1:PORT (the stdout lines stay the same):
+  --auth, --oauth    POST /mcp needs \"Authorization: Bearer <access token>\" of the
+                     authorization server of this process (audience: the MCP URL, scope
+                     mcp:read), else 401 with \"WWW-Authenticate: Bearer
+                     resource_metadata=...\"; tools/call of the tool guarded (added) also
+                     needs mcp:write, else 403 insufficient_scope. Serves
+                     /.well-known/oauth-protected-resource/mcp,
+                     /.well-known/oauth-authorization-server (and openid-configuration),
+                     /authorize (a consent page that approves by itself), /token,
+                     /register, /fixture/client.json[?port=N], and POST
+                     /fixture/forget-clients and /fixture/expire-tokens (204). Clients:
+                     bridge-fixture-confidential (secret bridge-fixture-secret-0123456789)
+                     and bridge-fixture-public, redirect URI http://127.0.0.1/callback
+                     (any port)
+  --no-registration  No dynamic client registration (no /register)
+  --cimd             Accepts client IDs that are https URLs of client ID metadata
+                     documents (fetched trusting ca-file and --auth-ca-file)
+  --auth-ca-file PATH  Also trusts this CA (PEM) when a document is fetched
+  --deny             Denies every authorization: error=access_denied
+  --no-iss           No iss parameter in redirects (RFC 9207)
+  --forget-clients   Forgets every dynamically registered client each time it issues the
+                     tokens of a code: a refresh then gets invalid_client, and /authorize
+                     an error page without a redirect
+  --token-lifetime S The lifetime of access tokens in seconds (default 900)
+  --no-refresh-tokens  Issues no refresh tokens
+  --invalid-grant    Every refresh gets invalid_grant
+
+The test browser (no server):
+  --browse URL       GETs URL, follows redirects and <meta http-equiv=\"refresh\"> (up to
+                     10), prints \"<status> <URL without query>\" for each hop on stderr and
+                     the final body on stdout; exit 0 for a final 2xx, else 1. http only
+                     to loopback hosts
+  --ca-file PATH     The CA (PEM) that --browse trusts (default: the ca.crt of each
+                     fixture server running on this host)
 
 Faults of the HTTP modes, for the tests of clients (all but --fail-status act on SSE
 streams only; --always-sse gives every request one):
@@ -207,6 +249,71 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: true,
     },
     OptionSpec {
+        name: "--auth",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--oauth",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--no-registration",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--cimd",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--auth-ca-file",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--deny",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--no-iss",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--forget-clients",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--token-lifetime",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--no-refresh-tokens",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--invalid-grant",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--browse",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--ca-file",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
         name: "--help",
         short: Some("-h"),
         takes_value: false,
@@ -232,7 +339,13 @@ where
         close_stdout: false,
         transport: Transport::Stdio,
         http: HttpOptions::default(),
+        auth: AuthOptions::default(),
     };
+    let mut browse = BrowseOptions {
+        url: String::new(),
+        ca_file: None,
+    };
+    let mut browsing = false;
     let mut help = false;
     let mut version = false;
     let mut args = args.into_iter();
@@ -271,16 +384,29 @@ where
         match spec.name {
             "--help" => help = true,
             "--version" => version = true,
+            "--browse" => {
+                browsing = true;
+                browse.url = value.unwrap_or_default();
+            }
+            "--ca-file" => browse.ca_file = value.map(Into::into),
             name => apply(&mut options, name, value)?,
         }
     }
     if !help && !version {
-        check_transport(&options)?;
+        if browsing {
+            check_browse(&options)?;
+        } else if browse.ca_file.is_some() {
+            return Err(CliError("--ca-file needs --browse".into()));
+        } else {
+            check_transport(&options)?;
+        }
     }
     Ok(if help {
         Command::Help
     } else if version {
         Command::Version
+    } else if browsing {
+        Command::Browse(browse)
     } else {
         Command::Serve(options)
     })
@@ -323,6 +449,14 @@ fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(),
             }
             options.transport = transport;
         }
+        "--auth" | "--oauth" => {
+            options.auth.enabled = true;
+            // The tool of the step-up (study §1.5).
+            options.config.guarded = true;
+        }
+        name if AUTH_OPTIONS.contains(&name) => {
+            options.auth.apply(name, &value).map_err(CliError)?;
+        }
         name if options::HTTP_OPTIONS.contains(&name) => {
             options::apply(&mut options.http, name, &value).map_err(CliError)?;
         }
@@ -331,8 +465,42 @@ fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(),
     Ok(())
 }
 
-/// The HTTP options need an HTTP mode; --tls-dir needs TLS; --close-stdout is stdio's.
+/// `--browse` runs no server: it takes `--ca-file` only.
+fn check_browse(options: &Options) -> Result<(), CliError> {
+    let plain = Options {
+        config: Config {
+            process_tools: true,
+            ..Config::default()
+        },
+        close_stdout: false,
+        transport: Transport::Stdio,
+        http: HttpOptions::default(),
+        auth: AuthOptions::default(),
+    };
+    if *options != plain {
+        return Err(CliError(
+            "--browse runs no server: it takes only --ca-file".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The HTTP options need an HTTP mode; --tls-dir needs TLS; --close-stdout is stdio's;
+/// the options of the authorization server need --auth, which needs an HTTP mode.
 fn check_transport(options: &Options) -> Result<(), CliError> {
+    if options.auth.has_sub_options() && !options.auth.enabled {
+        return Err(CliError(
+            "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant) need --auth".into(),
+        ));
+    }
+    if options.auth.enabled && options.transport == Transport::Stdio {
+        return Err(CliError("--auth needs --https or --http".into()));
+    }
+    if options.auth.enabled && options.http.bearer_env.is_some() {
+        return Err(CliError(
+            "--auth and --bearer-env exclude each other".into(),
+        ));
+    }
     match options.transport {
         Transport::Stdio if !options.http.is_default() => Err(CliError(
             "the options of Streamable HTTP (--port, --tls-dir, --keep-alive-ms, --always-sse and the faults) need --https or --http".into(),
@@ -442,6 +610,46 @@ mod tests {
         assert!(error(&["--https", "--port", "65536"]).contains("'65536' of --port"));
         assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
         assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));
+    }
+
+    #[test]
+    fn auth_and_its_options_fill_the_auth_options() {
+        let options = serve(&[
+            "--https",
+            "--oauth",
+            "--cimd",
+            "--token-lifetime=60",
+            "--deny",
+        ]);
+        assert!(options.auth.enabled && options.auth.cimd && options.auth.deny);
+        assert!(options.config.guarded);
+        assert_eq!(options.auth.token_lifetime.as_secs(), 60);
+        assert!(serve(&["--http", "--auth"]).auth.enabled);
+        assert!(!serve(&["--https"]).config.guarded);
+        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
+        assert!(error(&["--https", "--cimd"]).ends_with("need --auth"));
+        assert_eq!(error(&["--auth"]), "--auth needs --https or --http");
+        assert_eq!(
+            error(&["--https", "--auth", "--bearer-env", "X"]),
+            "--auth and --bearer-env exclude each other"
+        );
+    }
+
+    #[test]
+    fn browse_takes_a_url_and_a_ca_file_only() {
+        assert_eq!(
+            parse_strs(&["--browse", "https://127.0.0.1:1/a", "--ca-file=/tmp/ca.crt"]),
+            Ok(Command::Browse(BrowseOptions {
+                url: "https://127.0.0.1:1/a".into(),
+                ca_file: Some("/tmp/ca.crt".into()),
+            }))
+        );
+        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
+        assert_eq!(
+            error(&["--browse", "x", "--https"]),
+            "--browse runs no server: it takes only --ca-file"
+        );
+        assert_eq!(error(&["--ca-file", "x"]), "--ca-file needs --browse");
     }
 
     #[test]

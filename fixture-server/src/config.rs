@@ -46,6 +46,9 @@ pub struct Config {
     pub completions: bool,
     /// Adds `crash` and `shutdown`, which end the process: the executable always sets it.
     pub process_tools: bool,
+    /// Adds `guarded` (`--auth` sets it): the tool of the step-up to the scope
+    /// `mcp:write`. Not on by default, so that the plain lists keep their 21 tools.
+    pub guarded: bool,
 }
 
 impl Default for Config {
@@ -57,6 +60,7 @@ impl Default for Config {
             array_output: false,
             completions: true,
             process_tools: false,
+            guarded: false,
         }
     }
 }

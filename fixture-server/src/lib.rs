@@ -43,6 +43,9 @@
 //! - [`wire`]: JSON-RPC frames in and out; [`outbox`]: the one ordered writer of stdio,
 //!   or the routes of HTTP (one per request).
 //! - [`https`]: Streamable HTTP with or without TLS, its checks and fault options.
+//! - [`auth`]: the OAuth authorization server of `--auth` and the token check of `/mcp`.
+//! - [`browse`] and [`fetch`]: the test browser of `--browse`, and the GET client that it
+//!   shares with the fetch of client ID metadata documents.
 //! - [`session`]: requests in flight, cancellation, listen streams, the switches of
 //!   `toggle`; why the fixture drives its own loop and not rmcp's runtime.
 //! - [`meta`]: the per-request `_meta` (-32602, -32022, -32021).
@@ -53,12 +56,15 @@
 //!   "everything" server profile of the MCP conformance suite.
 #![forbid(unsafe_code)]
 
+pub mod auth;
+pub mod browse;
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod conformance;
 pub mod context;
 pub mod diag;
+pub mod fetch;
 pub mod https;
 pub mod input;
 pub mod meta;

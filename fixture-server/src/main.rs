@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use bridge_fixture_server::cli::{self, Command};
-use bridge_fixture_server::{SERVER_NAME, SERVER_VERSION, error, stdio};
+use bridge_fixture_server::{SERVER_NAME, SERVER_VERSION, browse, error, stdio};
 
 fn main() {
     let command = match cli::parse(std::env::args_os().skip(1)) {
@@ -22,7 +22,8 @@ fn main() {
             println!("{SERVER_NAME} {SERVER_VERSION}");
             return;
         }
-        Command::Serve(options) => options,
+        Command::Serve(options) => Ok(options),
+        Command::Browse(options) => Err(options),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -35,7 +36,10 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let code = runtime.block_on(stdio::run(options));
+    let code = match options {
+        Ok(options) => runtime.block_on(stdio::run(options)),
+        Err(browse) => runtime.block_on(browse::run(browse)),
+    };
     // Exit without dropping the runtime: tokio reads stdin on a blocking thread that
     // cannot be cancelled, and dropping the runtime would wait for that read.
     std::process::exit(code);

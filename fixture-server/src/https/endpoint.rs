@@ -17,6 +17,8 @@ use rmcp::model::{ErrorCode, ErrorData};
 
 use super::headers::{self, HEADER_MISMATCH};
 use super::sse::{self, StreamSettings};
+use crate::auth::grants::Access;
+use crate::auth::{self, AuthServer};
 use crate::outbox::{Routed, Routes};
 use crate::session::Session;
 use crate::wire::{self, Message, RequestId};
@@ -39,6 +41,9 @@ pub struct Endpoint {
     pub always_sse: bool,
     /// The token every POST must carry (`--bearer-env`).
     bearer: Option<String>,
+    /// The authorization server of `--auth`: it serves every other path, and POSTs
+    /// need one of its access tokens.
+    auth: Option<Arc<AuthServer>>,
     posts: AtomicU64,
 }
 
@@ -55,6 +60,7 @@ impl Endpoint {
             settings,
             always_sse,
             bearer: None,
+            auth: None,
             posts: AtomicU64::new(0),
         }
     }
@@ -62,6 +68,12 @@ impl Endpoint {
     /// Every POST needs `Authorization: Bearer <token>`.
     pub fn with_bearer(mut self, token: Option<String>) -> Endpoint {
         self.bearer = token;
+        self
+    }
+
+    /// The authorization server of `--auth`.
+    pub fn with_auth(mut self, auth: Option<Arc<AuthServer>>) -> Endpoint {
+        self.auth = auth;
         self
     }
 
@@ -87,6 +99,9 @@ impl Endpoint {
     /// Answers one HTTP request; never fails, never panics on what the client sends.
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         if request.uri().path() != PATH {
+            if let Some(auth) = &self.auth {
+                return auth.handle(request).await;
+            }
             return text(
                 StatusCode::NOT_FOUND,
                 "Not found: the MCP endpoint is /mcp.",
@@ -119,6 +134,13 @@ impl Endpoint {
             );
             return response;
         }
+        let access = match &self.auth {
+            Some(auth) => match auth.check_bearer(request.headers()) {
+                Ok(access) => Some(access),
+                Err(challenge) => return challenge,
+            },
+            None => None,
+        };
         let post = self.posts.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(status) = self.settings.faults.status_of_post(post) {
             crate::info!("http", "--fail-status: the POST {post} gets {status}");
@@ -128,10 +150,14 @@ impl Endpoint {
                 &format!("--fail-status: the POST {post} gets {status}."),
             );
         }
-        self.post(request).await
+        self.post(request, access.as_ref()).await
     }
 
-    async fn post(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+    async fn post(
+        &self,
+        request: Request<Incoming>,
+        access: Option<&Access>,
+    ) -> Response<ResponseBody> {
         let (parts, body) = request.into_parts();
         if !headers::accepts_both(&parts.headers) {
             return error(
@@ -182,7 +208,15 @@ impl Endpoint {
                 methods::notification(&self.session, notification);
                 empty(StatusCode::ACCEPTED)
             }
-            Ok(Message::Request(request)) => self.request(&parts.headers, request).await,
+            Ok(Message::Request(request)) => {
+                if let (Some(auth), Some(access)) = (&self.auth, access)
+                    && needs_write(&request)
+                    && !access.scopes.iter().any(|scope| scope == auth::WRITE)
+                {
+                    return auth.step_up();
+                }
+                self.request(&parts.headers, request).await
+            }
         }
     }
 
@@ -245,6 +279,18 @@ impl Endpoint {
             }
         }
     }
+}
+
+/// Whether a request is a `tools/call` of `guarded`, which needs `mcp:write` (study
+/// §1.5: the resource decides, not the tool).
+fn needs_write(request: &wire::Request) -> bool {
+    request.method == "tools/call"
+        && request
+            .params
+            .as_ref()
+            .and_then(|params| params.get("name"))
+            .and_then(|name| name.as_str())
+            == Some(crate::tools::guarded::NAME)
 }
 
 /// Closing the response stream before the response cancels the request

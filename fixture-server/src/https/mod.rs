@@ -24,7 +24,9 @@
 //! - [`server`]: the accept loop and the connections;
 //! - [`endpoint`]: `/mcp`, its checks and the choice of the response;
 //! - [`headers`]: `Origin`, `Accept`, and the request metadata headers (-32020);
-//! - [`sse`]: the response streams, keep-alive comments and the stream faults.
+//! - [`sse`]: the response streams, keep-alive comments and the stream faults;
+//! - the authorization server of `--auth` is [`crate::auth`]: the endpoint hands it
+//!   every path but `/mcp`, and asks it for the check of each POST.
 
 pub mod endpoint;
 pub mod headers;
@@ -43,6 +45,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::auth::AuthServer;
 use crate::catalog::Catalog;
 use crate::cli::Options;
 use crate::outbox::{Outbox, Routes};
@@ -103,7 +106,8 @@ pub async fn run(options: Options) -> i32 {
             return 1;
         }
     };
-    let (endpoint, mut controls) = match endpoint(&options, &url) {
+    let ca_file = tls.as_ref().map(|tls| tls.ca_file.clone());
+    let (endpoint, mut controls) = match endpoint(&options, &url, ca_file) {
         Ok(made) => made,
         Err(e) => {
             error!("http", "the server cannot start: {e}");
@@ -162,6 +166,7 @@ fn announce(port: u16, tls: Option<&tls::Tls>) -> std::io::Result<String> {
 fn endpoint(
     options: &Options,
     url: &str,
+    ca_file: Option<std::path::PathBuf>,
 ) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), String> {
     let config = options.config.clone();
     let states = StateCodec::new()?;
@@ -194,8 +199,25 @@ fn endpoint(
         ),
         None => None,
     };
-    let endpoint =
-        Endpoint::new(session, routes, settings, options.http.always_sse).with_bearer(bearer);
+    let auth = if options.auth.enabled {
+        let ca_files: Vec<_> = ca_file
+            .into_iter()
+            .chain(options.auth.ca_file.clone())
+            .collect();
+        let auth = AuthServer::new(url, options.auth.clone(), &ca_files)?;
+        info!(
+            "auth",
+            "the authorization server {} protects {url}: metadata at {}",
+            auth.issuer,
+            auth.prm_url()
+        );
+        Some(Arc::new(auth))
+    } else {
+        None
+    };
+    let endpoint = Endpoint::new(session, routes, settings, options.http.always_sse)
+        .with_bearer(bearer)
+        .with_auth(auth);
     Ok((Arc::new(endpoint), controls))
 }
 

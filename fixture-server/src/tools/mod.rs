@@ -3,12 +3,13 @@
 //! The stdio executable lists 21 tools: echo, add, slow, progress, bare_array,
 //! structured, crash, shutdown, ask_form, ask_url, ask_url_twice, ask_bad_url, sample,
 //! sample_tools, list_roots, multi, many_inputs, toggle, toggled, touch, log.
-//! `array_output` (`--array-output`), `show` (`--apps`) and `tool_<n>` (`--many-tools`)
-//! come on top. Only `readOnlyHint: true` is ever set as an annotation.
+//! `array_output` (`--array-output`), `show` (`--apps`), `guarded` (`--auth`) and
+//! `tool_<n>` (`--many-tools`) come on top. Only `readOnlyHint: true` is ever set as an annotation.
 
 pub mod apps;
 pub mod args;
 pub mod basic;
+pub mod guarded;
 pub mod input;
 pub mod lists;
 pub mod logging;
@@ -38,6 +39,9 @@ pub fn fixture_catalog(config: &Config) -> Catalog {
     tools.extend(input::tools());
     tools.extend(lists::tools());
     tools.push(logging::log());
+    if config.guarded {
+        tools.push(guarded::guarded());
+    }
     Catalog {
         tools,
         prompts: crate::prompts::prompts(),

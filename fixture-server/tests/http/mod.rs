@@ -4,5 +4,6 @@ mod client;
 mod faults;
 mod lifecycle;
 mod listen;
+mod oauth;
 mod requests;
 mod validation;

@@ -1,0 +1,133 @@
+//! Client ID metadata documents (`--cimd`): a client ID that is an https URL names a
+//! JSON document that the server fetches at `/authorize` (trusting only the fixture's
+//! CA and `--auth-ca-file`); and the fixture's own document at `/fixture/client.json`,
+//! so that tests have one to use.
+
+use std::time::Duration;
+
+use hyper::{Response, StatusCode};
+use serde_json::{Value, json};
+use url::Url;
+
+use super::AuthServer;
+use super::clients::{Client, Origin};
+use super::respond::{self, oauth_error};
+use crate::https::endpoint::ResponseBody;
+
+/// The path of the fixture's own document.
+pub const OWN_DOCUMENT_PATH: &str = "/fixture/client.json";
+/// The `client_name` of the fixture's own document (study §1.5).
+pub const OWN_DOCUMENT_NAME: &str = "bridge-fixture metadata client";
+/// The largest document.
+const MAX_DOCUMENT: usize = 64 << 10;
+/// How long a fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl AuthServer {
+    /// The client of the document at `client_id`, which must list `redirect_uri`; the
+    /// error says why not.
+    pub(super) async fn fetch_document(
+        &self,
+        client_id: &str,
+        redirect_uri: &str,
+    ) -> Result<Client, String> {
+        let url = Url::parse(client_id).map_err(|e| format!("the URL is not valid ({e})"))?;
+        if url.scheme() != "https"
+            || url.path() == "/"
+            || url.fragment().is_some()
+            || !url.username().is_empty()
+            || url.password().is_some()
+        {
+            return Err(
+                "the client ID must be an https URL with a path, without a fragment or user information".into(),
+            );
+        }
+        let fetched = crate::fetch::get(&url, &self.tls, MAX_DOCUMENT, FETCH_TIMEOUT)
+            .await
+            .map_err(|e| format!("the fetch failed: {e}"))?;
+        if fetched.status != StatusCode::OK {
+            return Err(format!(
+                "the fetch got the status {}",
+                fetched.status.as_u16()
+            ));
+        }
+        let document: Value = serde_json::from_slice(&fetched.body)
+            .map_err(|_| "the document is not JSON".to_owned())?;
+        if document.get("client_id").and_then(Value::as_str) != Some(client_id) {
+            return Err("the client_id of the document is not its URL".into());
+        }
+        let redirect_uris: Vec<String> = document
+            .get("redirect_uris")
+            .and_then(Value::as_array)
+            .map(|uris| {
+                uris.iter()
+                    .filter_map(|uri| uri.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let method = document
+            .get("token_endpoint_auth_method")
+            .and_then(Value::as_str);
+        if method.is_some_and(|method| method != "none") {
+            return Err("the document's token_endpoint_auth_method is not none".into());
+        }
+        let client = Client {
+            id: client_id.to_owned(),
+            secret: None,
+            name: document
+                .get("client_name")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            redirect_uris,
+            origin: Origin::MetadataDocument,
+        };
+        if !client.allows_redirect(redirect_uri) {
+            return Err("the document does not list the redirect_uri".into());
+        }
+        crate::info!(
+            "auth",
+            "/authorize: fetched the client ID metadata document at {client_id}"
+        );
+        Ok(client)
+    }
+
+    /// `GET /fixture/client.json[?port=N]`: the fixture's own document; with `port`, it
+    /// lists `http://127.0.0.1:N/callback` instead of the portless loopback URI, and its
+    /// `client_id` is the URL with the query.
+    pub(super) fn own_document(&self, query: Option<&str>) -> Response<ResponseBody> {
+        let url = format!("{}{OWN_DOCUMENT_PATH}", self.issuer);
+        let (client_id, redirect_uri) = match query {
+            None | Some("") => (url, super::clients::LOOPBACK_CALLBACK.to_owned()),
+            Some(query) => {
+                let port = query
+                    .strip_prefix("port=")
+                    .filter(|port| !port.starts_with('+'))
+                    .and_then(|port| port.parse::<u16>().ok())
+                    .filter(|port| *port != 0);
+                let Some(port) = port else {
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_request",
+                        "The only query is port=N, N from 1 to 65535.",
+                    );
+                };
+                (
+                    format!("{url}?port={port}"),
+                    format!("http://127.0.0.1:{port}/callback"),
+                )
+            }
+        };
+        respond::json(
+            StatusCode::OK,
+            &json!({
+                "client_id": client_id,
+                "client_name": OWN_DOCUMENT_NAME,
+                "redirect_uris": [redirect_uri],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+                "application_type": "native",
+            }),
+        )
+    }
+}

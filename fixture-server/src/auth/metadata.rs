@@ -1,0 +1,71 @@
+//! The documents of discovery: the protected resource metadata (RFC 9728) of `/mcp`,
+//! the authorization server metadata (RFC 8414), and the `WWW-Authenticate` challenges
+//! that point a client to them.
+
+use serde_json::{Value, json};
+
+use super::{AuthServer, READ, SCOPES, WRITE};
+
+/// The path of the protected resource metadata of `/mcp` (RFC 9728 §3.1: the
+/// well-known prefix before the resource's path).
+pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// The description of the step-up, in the challenge and in the body (study §1.5).
+pub const STEP_UP_DESCRIPTION: &str = "The tool needs the scope mcp:write";
+
+impl AuthServer {
+    /// The URL of the protected resource metadata.
+    pub fn prm_url(&self) -> String {
+        format!("{}{PRM_PATH}", self.issuer)
+    }
+
+    pub fn protected_resource_metadata(&self) -> Value {
+        json!({
+            "resource": self.resource,
+            "authorization_servers": [self.issuer],
+            "scopes_supported": SCOPES,
+            "bearer_methods_supported": ["header"],
+        })
+    }
+
+    pub fn authorization_server_metadata(&self) -> Value {
+        let issuer = &self.issuer;
+        let mut metadata = json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/authorize"),
+            "token_endpoint": format!("{issuer}/token"),
+            "scopes_supported": SCOPES,
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": self.options.iss,
+            "client_id_metadata_document_supported": self.options.cimd,
+        });
+        if self.options.registration {
+            metadata["registration_endpoint"] = json!(format!("{issuer}/register"));
+        }
+        metadata
+    }
+
+    /// The challenge of a POST without a usable token: `error` is `None` for a request
+    /// without one, `invalid_token` for an expired or unknown one.
+    pub fn challenge(&self, error: Option<&str>) -> String {
+        let prm = self.prm_url();
+        match error {
+            Some(error) => {
+                format!("Bearer error=\"{error}\", resource_metadata=\"{prm}\", scope=\"{READ}\"")
+            }
+            None => format!("Bearer resource_metadata=\"{prm}\", scope=\"{READ}\""),
+        }
+    }
+
+    /// The challenge of the step-up to `mcp:write` (RFC 6750 §3.1 `insufficient_scope`).
+    pub fn step_up_challenge(&self) -> String {
+        format!(
+            "Bearer error=\"insufficient_scope\", error_description=\"{STEP_UP_DESCRIPTION}\", resource_metadata=\"{}\", scope=\"{READ} {WRITE}\"",
+            self.prm_url()
+        )
+    }
+}

@@ -1,0 +1,256 @@
+//! `bridge-fixture-server --browse URL [--ca-file PATH]`: the test browser of the
+//! contract's manual check. It GETs the URL, follows 3xx redirects and
+//! `<meta http-equiv="refresh">` (the consent page of `--auth`) up to [`MAX_HOPS`]
+//! times, and stops at the first answer that is neither. Each hop gives one stderr line
+//! `bridge-fixture-server: info(browse): <status> <URL without its query>` (the query
+//! of a sign-in holds the state, the code and the challenge); the final body goes to
+//! stdout; the exit code is 0 for a final 2xx, else 1.
+//!
+//! It trusts `--ca-file`, or else the CA of every fixture server running on this host
+//! (the `ca.crt` in each `bridge-fixture-server-*` folder of the temporary directory).
+//! An `http` URL must have a loopback host.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hyper::StatusCode;
+use url::Url;
+
+use crate::auth::clients::is_loopback_http;
+use crate::fetch::{self, Fetched};
+use crate::{error, info};
+
+/// The most redirects and refreshes that one run follows.
+pub const MAX_HOPS: usize = 10;
+/// The largest body of one answer.
+const MAX_BODY: usize = 16 << 20;
+/// How long one answer may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The options of `--browse`. `Debug` leaves the query out: a sign-in URL carries the
+/// state and the code challenge, a callback URL the code.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BrowseOptions {
+    pub url: String,
+    pub ca_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for BrowseOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = match self.url.split_once('?') {
+            Some((base, _)) => format!("{base}?[REDACTED]"),
+            None => self.url.clone(),
+        };
+        f.debug_struct("BrowseOptions")
+            .field("url", &url)
+            .field("ca_file", &self.ca_file)
+            .finish()
+    }
+}
+
+/// Runs the test browser; returns the exit code.
+pub async fn run(options: BrowseOptions) -> i32 {
+    let ca_files = match &options.ca_file {
+        Some(path) => vec![path.clone()],
+        None => running_fixture_cas(),
+    };
+    let tls = match fetch::connector(&ca_files) {
+        Ok(tls) => tls,
+        Err(e) => {
+            error!("browse", "{e}");
+            return 1;
+        }
+    };
+    let mut url = match Url::parse(&options.url) {
+        Ok(url) => url,
+        Err(e) => {
+            error!("browse", "the URL is not valid: {e}");
+            return 1;
+        }
+    };
+    let mut hops = 0;
+    loop {
+        if !(url.scheme() == "https" || is_loopback_http(&url)) {
+            error!(
+                "browse",
+                "refused {}: only https, or http to a loopback host",
+                without_query(&url)
+            );
+            return 1;
+        }
+        let fetched = match fetch::get(&url, &tls, MAX_BODY, TIMEOUT).await {
+            Ok(fetched) => fetched,
+            Err(e) => {
+                error!("browse", "GET {} failed: {e}", without_query(&url));
+                return 1;
+            }
+        };
+        info!(
+            "browse",
+            "{} {}",
+            fetched.status.as_u16(),
+            without_query(&url)
+        );
+        let Some(next) = next_url(&url, &fetched) else {
+            let mut stdout = std::io::stdout().lock();
+            if stdout
+                .write_all(&fetched.body)
+                .and_then(|()| stdout.flush())
+                .is_err()
+            {
+                return 1;
+            }
+            return if fetched.status.is_success() { 0 } else { 1 };
+        };
+        hops += 1;
+        if hops > MAX_HOPS {
+            error!(
+                "browse",
+                "more than {MAX_HOPS} redirects: stopped at {}",
+                without_query(&next)
+            );
+            return 1;
+        }
+        url = next;
+    }
+}
+
+/// The URL with neither its query nor its fragment.
+pub fn without_query(url: &Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    url.to_string()
+}
+
+/// Where an answer sends the browser: `Location` of a redirect, or the URL of a meta
+/// refresh of a 2xx HTML page.
+fn next_url(base: &Url, fetched: &Fetched) -> Option<Url> {
+    let redirect = matches!(
+        fetched.status,
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    );
+    if redirect {
+        return base.join(fetched.location.as_deref()?).ok();
+    }
+    let html = fetched
+        .content_type
+        .as_deref()
+        .is_some_and(|kind| kind.to_ascii_lowercase().starts_with("text/html"));
+    if fetched.status.is_success() && html {
+        let page = String::from_utf8_lossy(&fetched.body);
+        return base.join(&meta_refresh(&page)?).ok();
+    }
+    None
+}
+
+/// The URL of the first `<meta http-equiv="refresh" content="N;url=...">` of a page.
+pub fn meta_refresh(page: &str) -> Option<String> {
+    let lower = page.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(start) = lower[from..].find("<meta") {
+        let start = from + start;
+        let end = start + lower[start..].find('>')?;
+        let tag = &lower[start..end];
+        from = end;
+        let refresh = [
+            "http-equiv=\"refresh\"",
+            "http-equiv='refresh'",
+            "http-equiv=refresh",
+        ]
+        .iter()
+        .any(|attribute| tag.contains(attribute));
+        if !refresh {
+            continue;
+        }
+        let content = attribute(&page[start..end], tag, "content")?;
+        let lower_content = content.to_ascii_lowercase();
+        let at = lower_content.find("url=")?;
+        let target = content[at + 4..]
+            .trim()
+            .trim_matches(|c| c == '\'' || c == '"');
+        return Some(unescape(target));
+    }
+    None
+}
+
+/// The value of a quoted attribute of a tag (`tag` is its lowercase copy).
+fn attribute<'a>(original: &'a str, tag: &str, name: &str) -> Option<&'a str> {
+    let at = tag.find(&format!("{name}="))? + name.len() + 1;
+    let quote = original[at..].chars().next()?;
+    if quote != '"' && quote != '\'' {
+        return None;
+    }
+    let rest = &original[at + 1..];
+    Some(&rest[..rest.find(quote)?])
+}
+
+/// The entities that an attribute holding a URL may use.
+fn unescape(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The CA files of the fixture servers running on this host (see `https::tls`).
+fn running_fixture_cas() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("bridge-fixture-server-")
+        })
+        .map(|entry| entry.path().join(tls_fixtures::files::CA_CERT))
+        // A folder of a server that is starting or stopping may hold no usable CA yet.
+        .filter(|path| path.is_file() && fetch::connector(std::slice::from_ref(path)).is_ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_meta_refresh_of_a_page_gives_its_url() {
+        let page = "<html><head><meta charset=\"utf-8\">\n<META HTTP-EQUIV=\"refresh\" content=\"0;url=https://127.0.0.1:9/authorize/approve?request=a&amp;b=c\"></head></html>";
+        assert_eq!(
+            meta_refresh(page).as_deref(),
+            Some("https://127.0.0.1:9/authorize/approve?request=a&b=c")
+        );
+        assert_eq!(
+            meta_refresh("<meta http-equiv='refresh' content='5; URL=/next'>").as_deref(),
+            Some("/next")
+        );
+        assert_eq!(meta_refresh("<meta charset=\"utf-8\"><p>no</p>"), None);
+    }
+
+    #[test]
+    fn the_debug_of_the_options_hides_the_query() {
+        let options = BrowseOptions {
+            url: "https://127.0.0.1:1/authorize?state=secret-state".into(),
+            ca_file: None,
+        };
+        assert_eq!(
+            format!("{options:?}"),
+            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None }"
+        );
+    }
+
+    #[test]
+    fn a_logged_url_has_no_query() {
+        let url = Url::parse("http://127.0.0.1:5/callback?code=secret&state=s#f").unwrap();
+        assert_eq!(without_query(&url), "http://127.0.0.1:5/callback");
+    }
+}
