@@ -34,11 +34,15 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// Listens on 127.0.0.1:`port`, without SO_REUSEADDR: a port that another
-    /// program listens on is its, and the sign-in says so.
+    /// Listens on 127.0.0.1:`port`. A port that another program listens on is
+    /// its, and the sign-in says so. On POSIX, SO_REUSEADDR lets a second sign-in
+    /// listen while the connections of the first are in TIME_WAIT; it never lets
+    /// two sockets listen on one port there (on Windows it would, so it stays off).
     pub fn bind(port: u16) -> Result<Self, SignInError> {
         let in_use = |_| SignInError::RedirectPortInUse(port);
         let socket = TcpSocket::new_v4().map_err(in_use)?;
+        #[cfg(unix)]
+        socket.set_reuseaddr(true).map_err(in_use)?;
         socket
             .bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
             .map_err(in_use)?;
