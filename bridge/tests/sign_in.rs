@@ -480,3 +480,324 @@ async fn m4_a_sign_in_in_headless_chromium_completes_through_the_start_url_and_t
     assert_eq!(text_of(&response(&mut peer).await), "from chromium");
     assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
 }
+
+/// `POST <origin><path>` to a switch of the fixture (`/fixture/expire-tokens`).
+async fn fixture_switch(fixture: &HttpsFixture, path: &str) {
+    let origin = fixture.url.trim_end_matches("/mcp");
+    let status = tokio::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, ssl, urllib.request\n\
+             ctx = ssl.create_default_context(cafile=sys.argv[2])\n\
+             r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=b'', method='POST'), context=ctx)\n\
+             sys.exit(0 if r.status == 204 else 1)",
+            &format!("{origin}{path}"),
+            &fixture.ca_file,
+        ])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success(), "POST {path}");
+}
+
+/// A bridge with the test browser, signed in before notifications/initialized.
+async fn signed_in(
+    fixture: &HttpsFixture,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> harness_sim::process::StdioPeer {
+    let browser = test_browser(dir, fixture);
+    let port = free_port().to_string();
+    let mut all_args = vec!["--redirect-port", &port, "--token-store", "memory"];
+    all_args.extend_from_slice(args);
+    let mut all_env = vec![("BROWSER", browser.to_str().unwrap())];
+    all_env.extend_from_slice(env);
+    let mut peer = bridge(fixture, &all_args, &all_env);
+    let result = initialize(&mut peer).await;
+    assert!(result["result"]["capabilities"].is_object(), "{result}");
+    peer
+}
+
+fn opened_urls(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("browser.log.urls"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_an_expired_token_is_refreshed_without_a_new_sign_in() {
+    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut peer = signed_in(&fixture, dir.path(), &["--log-level", "debug"], &[]).await;
+    fixture_switch(&fixture, "/fixture/expire-tokens").await;
+    peer.send(&call(2, "echo", json!({"text":"after the refresh"})))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&response(&mut peer).await), "after the refresh");
+    assert_eq!(opened_urls(dir.path()), 1, "no second browser");
+    assert_eq!(
+        peer.stderr_lines()
+            .iter()
+            .filter(|l| l.starts_with("mcp-bridge-vscode: sign in at"))
+            .count(),
+        1
+    );
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+    assert_no_secret_in(&stderr_of(&peer));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_refresh_token_that_the_server_refuses_starts_a_new_sign_in_through_vs_code() {
+    let fixture = HttpsFixture::start(&["--auth", "--invalid-grant"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut peer = signed_in(&fixture, dir.path(), &[], &[]).await;
+    fixture_switch(&fixture, "/fixture/expire-tokens").await;
+    peer.send(&call(2, "echo", json!({"text":"x"})))
+        .await
+        .unwrap();
+    let question = response(&mut peer).await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    assert!(peer
+        .wait_stderr(EXCHANGE, |l| l == "mcp-bridge-vscode: bridge: info: the authorization server refused the refresh token: the bridge signs in again")
+        .await
+        .is_some());
+    let url = question["params"]["url"].as_str().unwrap();
+    assert!(browse(url, &fixture).await.status.success());
+    peer.send(&json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .await
+        .unwrap();
+    let result = loop {
+        let frame = response(&mut peer).await;
+        if frame["id"] == 2 {
+            break frame;
+        }
+    };
+    assert_eq!(text_of(&result), "x");
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_pre_registered_client_with_a_secret_signs_in_at_its_issuer_only() {
+    let fixture = HttpsFixture::start(&["--auth", "--no-registration"], &[]).await;
+    let origin = fixture.url.trim_end_matches("/mcp").to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let secret = [(
+        "MCP_BRIDGE_CLIENT_SECRET",
+        "bridge-fixture-secret-0123456789",
+    )];
+    let mut peer = signed_in(
+        &fixture,
+        dir.path(),
+        &[
+            "--log-level",
+            "debug",
+            "--client-id",
+            "bridge-fixture-confidential",
+            "--client-issuer",
+            &origin,
+        ],
+        &secret,
+    )
+    .await;
+    let url = sign_in_url(&mut peer).await;
+    assert!(
+        url.contains("client_id=bridge-fixture-confidential&"),
+        "{url}"
+    );
+    peer.send(&call(2, "echo", json!({"text":"confidential"})))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&response(&mut peer).await), "confidential");
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+    assert_no_secret_in(&stderr_of(&peer));
+
+    // With another issuer, the secret goes nowhere and the sign-in fails.
+    let port = free_port().to_string();
+    let mut other = bridge(
+        &fixture,
+        &[
+            "--redirect-port",
+            &port,
+            "--token-store",
+            "memory",
+            "--client-id",
+            "bridge-fixture-confidential",
+            "--client-issuer",
+            "https://other.example.com",
+        ],
+        &secret,
+    );
+    other.send(&initialize_frame()).await.unwrap();
+    let refused = response(&mut other).await;
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"cause":"client_id_not_for_issuer"}),
+        "{refused}"
+    );
+    assert_eq!(stop(&mut other, Duration::from_secs(10)).await.0, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_client_id_metadata_document_is_the_client_id_where_the_server_takes_it() {
+    let fixture = HttpsFixture::start(&["--auth", "--cimd", "--no-registration"], &[]).await;
+    let origin = fixture.url.trim_end_matches("/mcp").to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let browser = test_browser(dir.path(), &fixture);
+    let port = free_port();
+    let document = format!("{origin}/fixture/client.json?port={port}");
+    let port = port.to_string();
+    let mut peer = bridge(
+        &fixture,
+        &[
+            "--redirect-port",
+            &port,
+            "--token-store",
+            "memory",
+            "--client-metadata-url",
+            &document,
+        ],
+        &[("BROWSER", browser.to_str().unwrap())],
+    );
+    let result = initialize(&mut peer).await;
+    assert!(result["result"]["capabilities"].is_object(), "{result}");
+    let url = sign_in_url(&mut peer).await;
+    let client_id: String = url::form_urlencoded::byte_serialize(document.as_bytes()).collect();
+    assert!(url.contains(&format!("client_id={client_id}&")), "{url}");
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+
+    // A document that does not list the redirect URI of the bridge is refused.
+    let other_port = free_port().to_string();
+    let mut refused_peer = bridge(
+        &fixture,
+        &[
+            "--redirect-port",
+            &other_port,
+            "--no-browser",
+            "--token-store",
+            "memory",
+            "--client-metadata-url",
+            &document,
+        ],
+        &[],
+    );
+    refused_peer.send(&initialize_frame()).await.unwrap();
+    let refused = response(&mut refused_peer).await;
+    assert_eq!(
+        refused["error"]["data"]["cause"], "invalid_client_metadata_url",
+        "{refused}"
+    );
+    assert_eq!(
+        refused["error"]["data"]["detail"],
+        format!(
+            "the document does not list the redirect URI http://127.0.0.1:{other_port}/callback"
+        )
+    );
+    assert_eq!(
+        stop(&mut refused_peer, Duration::from_secs(10)).await.0,
+        Some(0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_an_authorization_server_that_denies_the_access_fails_initialize_with_sign_in_denied() {
+    let fixture = HttpsFixture::start(&["--auth", "--deny"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let browser = test_browser(dir.path(), &fixture);
+    let port = free_port().to_string();
+    let mut peer = bridge(
+        &fixture,
+        &["--redirect-port", &port, "--token-store", "memory"],
+        &[("BROWSER", browser.to_str().unwrap())],
+    );
+    peer.send(&initialize_frame()).await.unwrap();
+    let refused = response(&mut peer).await;
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"cause":"sign_in_denied"}),
+        "{refused}"
+    );
+    assert!(
+        peer.wait_stderr(EXCHANGE, |l| l
+            == "mcp-bridge-vscode: bridge: warning: the authorization server refused the access")
+            .await
+            .is_some()
+    );
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_server_that_forgot_its_client_shows_an_error_page_and_the_sign_in_ends_at_its_time_limit()
+ {
+    let fixture = HttpsFixture::start(&["--auth", "--forget-clients"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut peer = signed_in(&fixture, dir.path(), &["--sign-in-timeout", "3"], &[]).await;
+    fixture_switch(&fixture, "/fixture/expire-tokens").await;
+    peer.send(&call(2, "echo", json!({"text":"x"})))
+        .await
+        .unwrap();
+    let question = response(&mut peer).await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let url = question["params"]["url"].as_str().unwrap();
+    let browsed = browse(url, &fixture).await;
+    assert!(!browsed.status.success(), "the error page ends the browser");
+    peer.send(&json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .await
+        .unwrap();
+    let failed = response(&mut peer).await;
+    assert_eq!(failed["id"], 2);
+    assert_eq!(
+        failed["error"]["data"]["cause"], "sign_in_timeout",
+        "{failed}"
+    );
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run mcp-bridge-vscode logout")
+    );
+    assert!(
+        peer.wait_stderr(EXCHANGE, |l| l
+            == "mcp-bridge-vscode: bridge: warning: The sign-in did not complete in 3 s.")
+            .await
+            .is_some()
+    );
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_server_that_does_not_announce_iss_signs_in_without_it() {
+    let fixture = HttpsFixture::start(&["--auth", "--no-iss"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut peer = signed_in(&fixture, dir.path(), &[], &[]).await;
+    peer.send(&call(2, "echo", json!({"text":"no iss"})))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&response(&mut peer).await), "no iss");
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_the_end_of_stdin_cancels_a_sign_in_that_waits_for_the_browser() {
+    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+    let port = free_port().to_string();
+    let mut peer = bridge(
+        &fixture,
+        &[
+            "--no-browser",
+            "--redirect-port",
+            &port,
+            "--token-store",
+            "memory",
+        ],
+        &[],
+    );
+    peer.send(&initialize_frame()).await.unwrap();
+    sign_in_url(&mut peer).await;
+    let (code, after) = stop(&mut peer, Duration::from_secs(10)).await;
+    assert_eq!(code, Some(0));
+    assert!(after < Duration::from_secs(3), "stopped after {after:?}");
+    // The receiver is gone with the bridge.
+    assert!(std::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().unwrap())).is_ok());
+}
