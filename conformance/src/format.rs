@@ -167,6 +167,9 @@ pub enum StepKind {
     /// No stderr line of the whole run matches (checked at the end).
     ExpectNoStderrMatch(Regex),
     Sleep(u64),
+    /// The user opens a URL (a capture, `$ref:NAME`) in the fixture's test browser,
+    /// as VS Code does after the accept of a URL elicitation (URL form only).
+    OpenUrl(Value),
     CloseStdin,
     /// The bridge exits with `code`, within `within_ms` of the previous step.
     ExpectExit {
@@ -333,8 +336,13 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         Some(Value::Object(object)) if object.len() == 1 && object.contains_key("fixture") => {
             Upstream::Fixture(string_list(object.get("fixture"), "upstream.fixture")?)
         }
-        Some(Value::Object(object)) if object.len() == 1 && object.contains_key("https_fixture") => {
-            Upstream::HttpsFixture(string_list(object.get("https_fixture"), "upstream.https_fixture")?)
+        Some(Value::Object(object))
+            if object.len() == 1 && object.contains_key("https_fixture") =>
+        {
+            Upstream::HttpsFixture(string_list(
+                object.get("https_fixture"),
+                "upstream.https_fixture",
+            )?)
         }
         _ => {
             return Err(
@@ -529,6 +537,7 @@ fn parse_step(
         "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
         "expect_no_stderr_match" => StepKind::ExpectNoStderrMatch(regex_of(&value)?),
         "sleep_ms" => StepKind::Sleep(millis_of(&value)?),
+        "open_url" => StepKind::OpenUrl(value.clone()),
         "close_stdin" => StepKind::CloseStdin,
         "expect_exit" => {
             let code = value

@@ -3,9 +3,17 @@
 //! bridge reaches at its URL with `--ca-file`. The runner sees the VS Code side
 //! and the lines of both processes; the HTTP exchanges stay between the two.
 //!
-//! `$FIXTURE_BROWSER` in the transcript's environment names a browser for the
-//! sign-in: a script that runs the fixture's test browser (`--browse`) on the URL
-//! the bridge opens.
+//! The transcript's arguments and environment may name, for the sign-in:
+//! - `$FIXTURE_BROWSER`: a browser that runs the fixture's test browser
+//!   (`--browse`) on the URL the bridge opens, only when that URL is a one-time
+//!   start URL (`http://127.0.0.1:<port>/start/<43 characters>`, M6): a bridge
+//!   that opened anything else never signs in;
+//! - `$FIXTURE_BROWSER_TWICE`: a browser that requests the start URL twice
+//!   without following it (a second request stops the sign-in);
+//! - `$FIXTURE_BROWSER_WRONG_TOKEN`: a browser that first requests the start URL
+//!   with a wrong token (which must get 404), then follows the right one;
+//! - `$FREE_PORT`: a port that nothing listens on; `$BUSY_PORT`: a port that the
+//!   runner listens on for the whole run (another program's redirect port).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -14,15 +22,18 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::time::Duration;
 
-/// The placeholder of the browser script in `env` values.
-pub const BROWSER_PLACEHOLDER: &str = "$FIXTURE_BROWSER";
+/// The start URL that the browsers accept: anything else is a wrong bridge.
+const START_URL: &str = "^http://127\\.0\\.0\\.1:[0-9]+/start/[A-Za-z0-9_-]{43}$";
 
 /// A running fixture over HTTPS.
 pub struct HttpsUpstream {
     pub url: String,
     pub ca_file: String,
-    /// The browser script, in a folder that lives as long as the fixture.
-    pub browser: PathBuf,
+    /// The folder of the browser scripts, which lives as long as the fixture.
+    scripts: PathBuf,
+    fixture: PathBuf,
+    free_port: u16,
+    busy: std::net::TcpListener,
     stderr: Arc<Mutex<Vec<String>>>,
     _dir: tempfile::TempDir,
     _child: Child,
@@ -75,12 +86,20 @@ impl HttpsUpstream {
             });
         }
         let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
-        let browser = dir.path().join("browser");
-        write_browser(&browser, fixture, &ca_file)?;
+        write_browsers(dir.path(), fixture, &ca_file)?;
+        let busy = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| format!("cannot listen on a port: {e}"))?;
+        let free_port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map_err(|e| format!("cannot find a free port: {e}"))?
+            .port();
         Ok(Self {
             url,
             ca_file,
-            browser,
+            scripts: dir.path().to_owned(),
+            fixture: fixture.to_owned(),
+            free_port,
+            busy,
             stderr,
             _dir: dir,
             _child: child,
@@ -92,10 +111,36 @@ impl HttpsUpstream {
         ["--ca-file".into(), self.ca_file.clone(), self.url.clone()]
     }
 
-    /// A value of the transcript's environment, with the browser script in place
-    /// of [`BROWSER_PLACEHOLDER`].
+    /// An argument or a value of the environment of the transcript, with its
+    /// placeholders (the module documentation) in place.
     pub fn resolve(&self, value: &str) -> String {
-        value.replace(BROWSER_PLACEHOLDER, &self.browser.to_string_lossy())
+        let script = |name: &str| self.scripts.join(name).to_string_lossy().into_owned();
+        let busy = self.busy.local_addr().map(|a| a.port()).unwrap_or_default();
+        value
+            .replace("$FIXTURE_BROWSER_TWICE", &script("browser-twice"))
+            .replace("$FIXTURE_BROWSER_WRONG_TOKEN", &script("browser-wrong-token"))
+            .replace("$FIXTURE_BROWSER", &script("browser"))
+            .replace("$FREE_PORT", &self.free_port.to_string())
+            .replace("$BUSY_PORT", &busy.to_string())
+    }
+
+    /// Opens `url` in the fixture's test browser, as a user who accepts a URL
+    /// elicitation does; `Err` when the browser did not reach a page that says
+    /// the sign-in worked.
+    pub async fn open(&self, url: &str) -> Result<(), String> {
+        let output = Command::new(&self.fixture)
+            .args(["--browse", url, "--ca-file", &self.ca_file])
+            .output()
+            .await
+            .map_err(|e| format!("cannot start the test browser: {e}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the test browser did not complete the sign-in: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
     }
 
     pub fn stderr(&self) -> Vec<String> {
@@ -103,17 +148,34 @@ impl HttpsUpstream {
     }
 }
 
-fn write_browser(path: &std::path::Path, fixture: &std::path::Path, ca_file: &str) -> Result<(), String> {
-    let script = format!(
-        "#!/bin/sh\nexec '{}' --browse \"$1\" --ca-file '{ca_file}' >/dev/null 2>&1\n",
-        fixture.display()
-    );
-    std::fs::write(path, script).map_err(|e| format!("cannot write the browser script: {e}"))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| format!("cannot make the browser script executable: {e}"))?;
+fn write_browsers(dir: &std::path::Path, fixture: &std::path::Path, ca_file: &str) -> Result<(), String> {
+    let browse = format!("'{}' --browse \"$1\" --ca-file '{ca_file}' >/dev/null 2>&1", fixture.display());
+    let guard = format!("printf '%s' \"$1\" | grep -Eq '{START_URL}' || exit 1");
+    // Two GETs of the start URL, no redirect followed: the second stops the sign-in.
+    let get = "python3 -c 'import sys, urllib.request, urllib.error\n\
+class NoRedirect(urllib.request.HTTPRedirectHandler):\n    def redirect_request(self, *a, **k): return None\n\
+opener = urllib.request.build_opener(NoRedirect)\n\
+for url in sys.argv[1:]:\n    try: opener.open(url)\n    except urllib.error.HTTPError as e: print(e.code)\n'";
+    let scripts = [
+        ("browser", format!("{guard}\nexec {browse}")),
+        ("browser-twice", format!("{guard}\n{get} \"$1\" \"$1\" >/dev/null 2>&1")),
+        (
+            "browser-wrong-token",
+            format!(
+                "{guard}\ncase \"$1\" in *x) wrong=\"${{1%?}}y\" ;; *) wrong=\"${{1%?}}x\" ;; esac\n[ \"$({get} \"$wrong\")\" = 404 ] || exit 1\nexec {browse}"
+            ),
+        ),
+    ];
+    for (name, body) in scripts {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n"))
+            .map_err(|e| format!("cannot write the browser script: {e}"))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| format!("cannot make the browser script executable: {e}"))?;
+        }
     }
     Ok(())
 }

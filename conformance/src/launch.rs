@@ -76,6 +76,9 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         command.push(hub.token.clone());
     }
     if let Some(https) = &https {
+        for arg in command.iter_mut().skip(1) {
+            *arg = https.resolve(arg);
+        }
         command.extend(https.bridge_args());
     }
     let mut options = PeerOptions::default();

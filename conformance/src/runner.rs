@@ -315,6 +315,15 @@ impl<'a> Run<'a> {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
                 Ok(())
             }
+            StepKind::OpenUrl(url) => {
+                let url = crate::matchers::substitute(url, &self.captures).map_err(fail)?;
+                let url = url.as_str().ok_or_else(|| fail("open_url needs a string".into()))?;
+                let https = self
+                    .https
+                    .as_ref()
+                    .ok_or_else(|| fail("open_url needs an https_fixture upstream".into()))?;
+                https.open(url).await.map_err(fail)
+            }
             StepKind::CloseStdin => {
                 self.peer().map_err(fail)?.close_stdin().await;
                 Ok(())
