@@ -118,7 +118,10 @@ impl HttpsUpstream {
         let busy = self.busy.local_addr().map(|a| a.port()).unwrap_or_default();
         value
             .replace("$FIXTURE_BROWSER_TWICE", &script("browser-twice"))
-            .replace("$FIXTURE_BROWSER_WRONG_TOKEN", &script("browser-wrong-token"))
+            .replace(
+                "$FIXTURE_BROWSER_WRONG_TOKEN",
+                &script("browser-wrong-token"),
+            )
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$FREE_PORT", &self.free_port.to_string())
             .replace("$BUSY_PORT", &busy.to_string())
@@ -148,8 +151,15 @@ impl HttpsUpstream {
     }
 }
 
-fn write_browsers(dir: &std::path::Path, fixture: &std::path::Path, ca_file: &str) -> Result<(), String> {
-    let browse = format!("'{}' --browse \"$1\" --ca-file '{ca_file}' >/dev/null 2>&1", fixture.display());
+fn write_browsers(
+    dir: &std::path::Path,
+    fixture: &std::path::Path,
+    ca_file: &str,
+) -> Result<(), String> {
+    let browse = format!(
+        "'{}' --browse \"$1\" --ca-file '{ca_file}' >/dev/null 2>&1",
+        fixture.display()
+    );
     let guard = format!("printf '%s' \"$1\" | grep -Eq '{START_URL}' || exit 1");
     // Two GETs of the start URL, no redirect followed: the second stops the sign-in.
     let get = "python3 -c 'import sys, urllib.request, urllib.error\n\
@@ -158,7 +168,10 @@ opener = urllib.request.build_opener(NoRedirect)\n\
 for url in sys.argv[1:]:\n    try: opener.open(url)\n    except urllib.error.HTTPError as e: print(e.code)\n'";
     let scripts = [
         ("browser", format!("{guard}\nexec {browse}")),
-        ("browser-twice", format!("{guard}\n{get} \"$1\" \"$1\" >/dev/null 2>&1")),
+        (
+            "browser-twice",
+            format!("{guard}\n{get} \"$1\" \"$1\" >/dev/null 2>&1"),
+        ),
         (
             "browser-wrong-token",
             format!(

@@ -317,7 +317,9 @@ impl<'a> Run<'a> {
             }
             StepKind::OpenUrl(url) => {
                 let url = crate::matchers::substitute(url, &self.captures).map_err(fail)?;
-                let url = url.as_str().ok_or_else(|| fail("open_url needs a string".into()))?;
+                let url = url
+                    .as_str()
+                    .ok_or_else(|| fail("open_url needs a string".into()))?;
                 let https = self
                     .https
                     .as_ref()

@@ -57,6 +57,55 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Every cause, in the order of the table of docs/troubleshooting.md.
+    pub const ALL: [Cause; 45] = [
+        Self::ParseError,
+        Self::NotInitialized,
+        Self::AlreadyInitialized,
+        Self::LineTooLong,
+        Self::TooDeep,
+        Self::InvalidRequestShape,
+        Self::DuplicateId,
+        Self::MethodNotFound,
+        Self::InvalidParams,
+        Self::InvalidMeta,
+        Self::InvalidRequest,
+        Self::Rpc,
+        Self::Canceled,
+        Self::Timeout,
+        Self::Closed,
+        Self::TransportFailed,
+        Self::InvalidResponse,
+        Self::TooManyRounds,
+        Self::OutOfMemory,
+        Self::UndeclaredInputRequest,
+        Self::HookFailed,
+        Self::NotConnected,
+        Self::SpawnFailed,
+        Self::DiscoverFailed,
+        Self::UpstreamExited,
+        Self::TooManyRequests,
+        Self::InvalidInputRequest,
+        Self::TooManyInputRequests,
+        Self::InputTimeout,
+        Self::InvalidClientAnswer,
+        Self::SignInFailed,
+        Self::SignInSandbox,
+        Self::SignInNotPossible,
+        Self::SignInDeclined,
+        Self::SignInTimeout,
+        Self::SignInStartReused,
+        Self::RedirectPortInUse,
+        Self::InvalidAuthorizationUrl,
+        Self::NoClientRegistration,
+        Self::RegistrationRefused,
+        Self::ClientIdNotForIssuer,
+        Self::InvalidClientMetadataUrl,
+        Self::SignInDenied,
+        Self::AuthorizationError,
+        Self::RefusedAfterSignIn,
+    ];
+
     /// The name in `data.cause`.
     pub fn name(self) -> &'static str {
         match self {
