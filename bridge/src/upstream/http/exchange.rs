@@ -67,8 +67,9 @@ pub(super) async fn exchange(
         events: &events,
     };
     let body = Bytes::from(body);
-    // One sign-in after a 401 and one step-up after a 403 per request, never a loop.
-    let (mut signed_in, mut stepped_up) = (false, false);
+    // One sign-in after a 401 and one step-up after a 403 per request, never a loop;
+    // and one retry after a -32022 that offers the bridge's own version.
+    let (mut signed_in, mut stepped_up, mut version_retried) = (false, false, false);
     let failure = loop {
         let mut headers = request_headers.clone();
         let bearer = shared.auth.as_ref().and_then(|auth| auth.bearer());
@@ -85,11 +86,25 @@ pub(super) async fn exchange(
             .body(body.clone())
             .send()
             .await;
-        let response = match response {
+        let mut response = match response {
             Ok(response) => response,
             Err(error) => break Err(RequestFailure::Transport(describe(error))),
         };
         let status = response.status().as_u16();
+        if status == 400 && !version_retried && content_type(&response) == ContentKind::Json {
+            let code = response.status();
+            let body = read_body(&mut response, shared.max_response_bytes)
+                .await
+                .ok();
+            if body
+                .as_deref()
+                .is_some_and(|body| offers_own_version(body, id))
+            {
+                version_retried = true;
+                continue;
+            }
+            break answer.error_body(code, ContentKind::Json, body).await;
+        }
         let Some(auth) = shared.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
             break answer.read(response).await;
         };
@@ -165,18 +180,10 @@ impl Answer<'_> {
         let status = response.status();
         let kind = content_type(&response);
         if !status.is_success() {
-            // A JSON-RPC error with the request's id is the answer (400 for a header
-            // mismatch, 404 for a method the server does not have).
             let body = read_body(&mut response, self.shared.max_response_bytes)
                 .await
                 .ok();
-            if kind == ContentKind::Json
-                && let Some(body) = body.filter(|body| is_error_for(body, self.id))
-            {
-                self.line(body.to_vec()).await;
-                return Ok(());
-            }
-            return Err(status_failure(status));
+            return self.error_body(status, kind, body).await;
         }
         match kind {
             ContentKind::Json => {
@@ -193,6 +200,23 @@ impl Answer<'_> {
                 "the response has the content type {kind}, not application/json or text/event-stream"
             ))),
         }
+    }
+
+    /// The answer of an error status: a JSON-RPC error with the request's id is the
+    /// answer (400 for a header mismatch, 404 for a method the server does not have).
+    async fn error_body(
+        &self,
+        status: StatusCode,
+        kind: ContentKind,
+        body: Option<Bytes>,
+    ) -> Result<(), RequestFailure> {
+        if kind == ContentKind::Json
+            && let Some(body) = body.filter(|body| is_error_for(body, self.id))
+        {
+            self.line(body.to_vec()).await;
+            return Ok(());
+        }
+        Err(status_failure(status))
     }
 
     /// The events of an SSE response, until the response (or the end of the stream).
@@ -325,6 +349,38 @@ fn is_error_for(text: &[u8], id: u64) -> bool {
         .is_ok_and(|head| head.error.is_some() && head.id.and_then(|id| id.as_u64()) == Some(id))
 }
 
+/// Whether the body is the error -32022 (UnsupportedProtocolVersion) for the request
+/// `id` whose `data.supported` lists the version the bridge speaks: the schema of
+/// 2026-07-28 says "The client should choose a mutually supported version from this
+/// list and retry", and that version is the only one the bridge has.
+fn offers_own_version(text: &[u8], id: u64) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<Value>,
+        error: Option<Error>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Error {
+        code: i64,
+        data: Option<Data>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Data {
+        supported: Vec<String>,
+    }
+    serde_json::from_slice::<Head>(text).is_ok_and(|head| {
+        head.id.and_then(|id| id.as_u64()) == Some(id)
+            && head.error.is_some_and(|error| {
+                error.code == -32022
+                    && error.data.is_some_and(|data| {
+                        data.supported
+                            .iter()
+                            .any(|version| version == crate::rules::UPSTREAM_PROTOCOL_VERSION)
+                    })
+            })
+    })
+}
+
 fn status_failure(status: StatusCode) -> RequestFailure {
     RequestFailure::Status {
         status: status.as_u16(),
@@ -370,6 +426,20 @@ mod tests {
             3
         ));
         assert!(!is_error_for(b"not json", 3));
+    }
+
+    #[test]
+    fn only_a_32022_that_offers_2026_07_28_for_the_request_is_retried() {
+        let offer = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}"#;
+        assert!(offers_own_version(offer, 3));
+        assert!(!offers_own_version(offer, 4));
+        let other = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"x","data":{"supported":["2027-01-01"],"requested":"2026-07-28"}}}"#;
+        assert!(!offers_own_version(other, 3));
+        let no_data = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"x"}}"#;
+        assert!(!offers_own_version(no_data, 3));
+        let mismatch = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32020,"message":"x","data":{"supported":["2026-07-28"]}}}"#;
+        assert!(!offers_own_version(mismatch, 3));
+        assert!(!offers_own_version(b"not json", 3));
     }
 
     #[test]
