@@ -48,9 +48,12 @@ function freePort() {
 function scenarioOptions() {
   const options = [];
   const env = {};
-  // No --client-metadata-url for auth/basic-cimd: the suite's document URL
-  // (https://conformance-test.local/client-metadata.json) is a placeholder that does
-  // not resolve, and the bridge reads its document before it uses it.
+  // auth/basic-cimd: the suite's authorization server takes its own placeholder
+  // document URL as the client ID. The bridge cannot reach that host; it uses the
+  // URL all the same and leaves the document to the authorization server.
+  if (scenario === "auth/basic-cimd") {
+    options.push("--client-metadata-url", "https://conformance-test.local/client-metadata.json");
+  }
   if (context.client_id) {
     options.push("--client-id", context.client_id);
     if (context.client_secret) {

@@ -94,13 +94,6 @@ const KNOWN: [(&str, &str, &str, usize); 2] = [
         "SKIPPED",
         2,
     ),
-    // The suite expects its placeholder https://conformance-test.local/client-metadata.json
-    // as the client ID. The bridge has no default document URL (the project publishes
-    // none yet), and it reads the document of --client-metadata-url before it uses it
-    // (the document must list the redirect URI): that host does not resolve. So the
-    // driver gives no --client-metadata-url and the bridge registers (RFC 7591), which
-    // the scenario accepts with a WARNING.
-    ("auth/basic-cimd", "cimd-client-id-used", "WARNING", 1),
 ];
 
 /// The whole run: the suite's own limit is 30 s a scenario, a full run takes about 15 s.

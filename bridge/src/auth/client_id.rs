@@ -128,7 +128,9 @@ fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
 }
 
 /// A client ID metadata document must be JSON whose `client_id` is its URL and
-/// whose `redirect_uris` list the redirect URI of the bridge.
+/// whose `redirect_uris` list the redirect URI of the bridge. A document that the
+/// bridge cannot reach may still be one that the authorization server reaches
+/// (another network, a name only it resolves): then the server decides.
 async fn check_document(
     http: &reqwest::Client,
     url: &Url,
@@ -140,9 +142,21 @@ async fn check_document(
         #[serde(default)]
         redirect_uris: Vec<String>,
     }
-    let document: Document = get_json(http, url).await.map_err(|error| {
-        SignInError::ClientMetadataUrl(format!("the document cannot be read: {error}"))
-    })?;
+    let document: Document = match get_json(http, url).await {
+        Ok(document) => document,
+        Err(HttpError::Transport(error)) => {
+            tracing::info!(
+                target: BRIDGE,
+                "the bridge cannot read the client ID metadata document of --client-metadata-url ({error}): the authorization server reads it"
+            );
+            return Ok(());
+        }
+        Err(error) => {
+            return Err(SignInError::ClientMetadataUrl(format!(
+                "the document cannot be read: {error}"
+            )));
+        }
+    };
     if document.client_id != url.as_str() {
         return Err(SignInError::ClientMetadataUrl(
             "the client_id of the document is not its URL".into(),
