@@ -1,6 +1,7 @@
 //! The executable around a session: stdin and stdout, the connector of the
 //! configured upstream, and the handling of an internal error.
 
+use crate::auth::store::OpenedStore;
 use crate::client::stdio as client_stdio;
 use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
@@ -24,6 +25,37 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
             (**target).clone(),
             ProxyEnvironment::of_process(),
         )),
+    }
+}
+
+/// The token store of the URL form with its sign-in, opened at the start: its line
+/// goes to the log; a store that does not open is exit code 2. `None` for a
+/// command, or for a static Authorization header, which disables the sign-in.
+pub fn token_store(config: &Config) -> Result<Option<OpenedStore>, u8> {
+    let UpstreamTarget::Url(target) = &config.upstream else {
+        return Ok(None);
+    };
+    if target
+        .headers
+        .iter()
+        .any(|header| header.name == "authorization")
+    {
+        return Ok(None);
+    }
+    let options = &target.sign_in;
+    match crate::auth::store::open(
+        options.token_store,
+        options.token_key_file.as_deref(),
+        &|name| std::env::var(name).ok(),
+    ) {
+        Ok(opened) => {
+            tracing::info!(target: crate::log::BRIDGE, "{}", opened.line);
+            Ok(Some(opened))
+        }
+        Err(error) => {
+            tracing::error!(target: VSCODE, "the token store did not open: {error}");
+            Err(2)
+        }
     }
 }
 
