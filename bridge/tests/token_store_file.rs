@@ -62,10 +62,10 @@ fn logged<T>(run: impl FnOnce() -> T) -> (T, String) {
     let layer = tracing_subscriber::fmt::layer()
         .event_format(mcp_bridge_vscode::log::LineFormat)
         .with_writer(move || writer.clone())
-        .with_filter(tracing_subscriber::filter::Targets::new().with_target(
-            "bridge",
-            tracing::level_filters::LevelFilter::DEBUG,
-        ));
+        .with_filter(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("bridge", tracing::level_filters::LevelFilter::DEBUG),
+        );
     let result = tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), run);
     let text = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
     (result, text)
@@ -94,7 +94,14 @@ fn any_sign_in() -> impl Strategy<Value = StoredSignIn> {
         proptest::option::of(any_text()),
     )
         .prop_map(
-            |((issuer, resource, client_id), client_secret, access_token, refresh_token, expires_at, scope)| {
+            |(
+                (issuer, resource, client_id),
+                client_secret,
+                access_token,
+                refresh_token,
+                expires_at,
+                scope,
+            )| {
                 StoredSignIn {
                     issuer,
                     resource,
@@ -167,11 +174,7 @@ fn a_cut_file_and_a_file_of_another_key_are_absent_with_their_reason() {
     let key = entry("https://mcp.example.com/mcp", "default");
     store.save(&key, &sign_in("access-1")).unwrap();
     let path = the_file(dir.path());
-    let other = FileStore::open(
-        dir.path(),
-        TokenKey::from_hex(&"01".repeat(32)).unwrap(),
-    )
-    .unwrap();
+    let other = FileStore::open(dir.path(), TokenKey::from_hex(&"01".repeat(32)).unwrap()).unwrap();
     let (loaded, lines) = logged(|| other.load(&key));
     assert_eq!(loaded, Ok(None));
     assert_eq!(
@@ -211,7 +214,10 @@ fn writer_if_asked() {
     while rounds == 0 || round < rounds {
         for url in urls.split(' ') {
             store
-                .save(&entry(url, "default"), &sign_in(&format!("{label}-{round}")))
+                .save(
+                    &entry(url, "default"),
+                    &sign_in(&format!("{label}-{round}")),
+                )
                 .unwrap();
         }
         println!("round {round}");
@@ -251,7 +257,9 @@ fn a_kill_during_writes_leaves_every_entry_whole() {
     ];
     let store = FileStore::open(dir.path(), key()).unwrap();
     for url in urls {
-        store.save(&entry(url, "default"), &sign_in("old-0")).unwrap();
+        store
+            .save(&entry(url, "default"), &sign_in("old-0"))
+            .unwrap();
     }
     for (kill, wait_rounds) in [3usize, 17, 40, 1, 25].into_iter().enumerate() {
         let mut child = writer(
@@ -289,8 +297,20 @@ fn two_processes_writing_the_same_and_different_entries_corrupt_nothing() {
     let shared = "https://shared.example.com/mcp";
     let rounds = 150;
     let test = "two_processes_writing_the_same_and_different_entries_corrupt_nothing";
-    let mut first = writer(test, dir.path(), "first", &[shared, "https://first.example.com/mcp"], rounds);
-    let mut second = writer(test, dir.path(), "second", &["https://second.example.com/mcp", shared], rounds);
+    let mut first = writer(
+        test,
+        dir.path(),
+        "first",
+        &[shared, "https://first.example.com/mcp"],
+        rounds,
+    );
+    let mut second = writer(
+        test,
+        dir.path(),
+        "second",
+        &["https://second.example.com/mcp", shared],
+        rounds,
+    );
     // A reader meanwhile: the shared entry is always whole, or not yet there.
     let store = FileStore::open(dir.path(), key()).unwrap();
     let mut reads = 0;
@@ -298,7 +318,10 @@ fn two_processes_writing_the_same_and_different_entries_corrupt_nothing() {
         let (loaded, warnings) = logged(|| store.load(&entry(shared, "default")).unwrap());
         assert_eq!(warnings, "");
         if let Some(loaded) = loaded {
-            assert!(round_of(&loaded, &["first", "second"]).is_some(), "{loaded:?}");
+            assert!(
+                round_of(&loaded, &["first", "second"]).is_some(),
+                "{loaded:?}"
+            );
             reads += 1;
         }
     }
@@ -306,11 +329,15 @@ fn two_processes_writing_the_same_and_different_entries_corrupt_nothing() {
     assert!(reads > 0);
     let last = format!("{}", rounds - 1);
     assert_eq!(
-        store.load(&entry("https://first.example.com/mcp", "default")).unwrap(),
+        store
+            .load(&entry("https://first.example.com/mcp", "default"))
+            .unwrap(),
         Some(sign_in(&format!("first-{last}")))
     );
     assert_eq!(
-        store.load(&entry("https://second.example.com/mcp", "default")).unwrap(),
+        store
+            .load(&entry("https://second.example.com/mcp", "default"))
+            .unwrap(),
         Some(sign_in(&format!("second-{last}")))
     );
     let shared_now = store.load(&entry(shared, "default")).unwrap().unwrap();

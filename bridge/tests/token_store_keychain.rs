@@ -425,6 +425,8 @@ fn wait_for_exit(pid: i32) {
         if zombie {
             return;
         }
+        // Real time on purpose: another process has to stop.
+        #[allow(clippy::disallowed_methods)]
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     panic!("the Secret Service {pid} did not stop");

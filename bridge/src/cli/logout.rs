@@ -273,6 +273,10 @@ pub fn run_with(args: &LogoutArgs, env: &dyn Fn(&str) -> Option<String>, open: &
                 store: opened.store,
             }),
             Err(error) if explicit => return did_not_open(&error),
+            Err(OpenError::Keychain(cause)) => tracing::info!(
+                target: VSCODE,
+                "logout skipped the keychain of the host: {cause}"
+            ),
             Err(error) => tracing::info!(
                 target: VSCODE,
                 "logout skipped the keychain of the host: {error}"
