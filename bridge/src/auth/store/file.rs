@@ -464,6 +464,15 @@ mod tests {
     }
 
     #[test]
+    fn the_debug_output_of_the_store_has_no_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let shown = format!("{store:?}");
+        assert!(shown.contains("[REDACTED]"), "{shown}");
+        assert!(!shown.contains("ab, ") && !shown.contains("171"), "{shown}");
+    }
+
+    #[test]
     fn a_file_moved_to_another_entry_counts_as_absent() {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::open(dir.path(), key()).unwrap();
