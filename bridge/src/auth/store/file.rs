@@ -22,7 +22,8 @@
 //! A write goes to a new temporary file in the same directory (0600), is synced, and
 //! is renamed over the entry; then the directory is synced. A kill at any moment
 //! leaves the old entry or the new one, and two processes that write at once each
-//! rename a whole file: the last rename wins.
+//! rename a whole file: the last rename wins. The temporary file of a killed
+//! writer is removed by the next open once it is ten minutes old.
 
 use super::{EntryKey, StoreError, StoreKind, StoredEntry, StoredSignIn, TokenKey, TokenStore};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -75,6 +76,7 @@ impl FileStore {
         make_private_dir(dir).map_err(|error| {
             format!("cannot use the token directory {}: {error}", dir.display())
         })?;
+        remove_stale_temporaries(dir);
         Ok(Self {
             dir: dir.to_path_buf(),
             key,
@@ -398,6 +400,31 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
     Ok(())
 }
 
+/// A writer finishes its temporary file in milliseconds: one older than this was
+/// left by a process that was killed.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files of writers that were killed before their rename.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return;
+    };
+    for item in listing.flatten() {
+        let name = item.file_name().to_string_lossy().into_owned();
+        let stale = name.starts_with('.')
+            && name.ends_with(".tmp")
+            && item
+                .metadata()
+                .and_then(|metadata| metadata.modified())
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > STALE_AFTER);
+        if stale {
+            let _ = fs::remove_file(item.path());
+        }
+    }
+}
+
 /// Makes a rename or a removal durable. Not every system syncs a directory (Windows
 /// cannot open one): the rename itself is atomic there too.
 fn sync_dir(dir: &Path) {
@@ -461,6 +488,25 @@ mod tests {
             assert_eq!(mode(&tokens), 0o700);
             assert_eq!(mode(&tokens.join(&names[0])), 0o600);
         }
+    }
+
+    #[test]
+    fn opening_removes_the_temporary_files_of_killed_writers_only_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(".x.entry.0123456789abcdef.tmp");
+        let fresh = dir.path().join(".y.entry.0123456789abcdef.tmp");
+        fs::write(&old, b"half").unwrap();
+        fs::write(&fresh, b"half").unwrap();
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(an_hour_ago)
+            .unwrap();
+        FileStore::open(dir.path(), key()).unwrap();
+        assert!(!old.exists());
+        assert!(fresh.exists());
     }
 
     #[test]
