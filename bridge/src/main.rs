@@ -1,4 +1,5 @@
-//! `mcp-bridge-vscode [options] -- <command> [args...]` and `mcp-bridge-vscode [options] <url>`
+//! `mcp-bridge-vscode [options] -- <command> [args...]`, `mcp-bridge-vscode [options] <url>`
+//! and `mcp-bridge-vscode logout ...`
 
 use mcp_bridge_vscode::cli::{self, Parsed};
 use mcp_bridge_vscode::{log, run};
@@ -11,6 +12,10 @@ fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
+        Ok(Parsed::Logout(args)) => {
+            log::init(args.log_level);
+            return ExitCode::from(cli::logout::run(&args));
+        }
         Err(error) => {
             eprint!("{}", error.report());
             return ExitCode::from(2);
@@ -21,6 +26,11 @@ fn main() -> ExitCode {
         tracing::warn!(target: log::VSCODE, "{warning}");
     }
     run::exit_on_panic();
+    // The URL form opens its token store before it serves (the sign-in takes it).
+    let token_store = match run::token_store(&config) {
+        Ok(store) => store,
+        Err(code) => return ExitCode::from(code),
+    };
     // One thread: the bridge's work per frame is short, a hand-over between two
     // workers costs more than it saves on two shared cores, and one thread keeps one
     // allocator arena. The executable's last-resort watchdog is an OS thread.
@@ -34,7 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let exit = runtime.block_on(run::run_stdio(&config));
+    let exit = runtime.block_on(run::run_stdio(&config, token_store));
     // The stdin reader may still wait in a blocking read (the upstream stopped while
     // stdin is open): exit without waiting for it.
     std::process::exit(i32::from(exit.code()))

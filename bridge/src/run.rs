@@ -1,7 +1,7 @@
 //! The executable around a session: stdin and stdout, the connector of the
 //! configured upstream, and the handling of an internal error.
 
-use crate::auth::store::MemoryStore;
+use crate::auth::store::{MemoryStore, OpenedStore, TokenStore};
 use crate::client::stdio as client_stdio;
 use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
@@ -12,8 +12,9 @@ use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The connector of the configured upstream.
-pub fn connector(config: &Config) -> Arc<dyn Connector> {
+/// The connector of the configured upstream; the URL form keeps the tokens of its
+/// sign-in in `store` (in memory when there is none).
+pub fn connector(config: &Config, store: Option<Arc<dyn TokenStore>>) -> Arc<dyn Connector> {
     match &config.upstream {
         UpstreamTarget::Command { program, args } => Arc::new(StdioConnector {
             program: program.clone(),
@@ -24,7 +25,7 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
         UpstreamTarget::Url(target) => Arc::new(
             HttpConnector::new((**target).clone(), ProxyEnvironment::of_process()).with_sign_in(
                 SignIn {
-                    store: Arc::new(MemoryStore::default()),
+                    store: store.unwrap_or_else(|| Arc::new(MemoryStore::default())),
                     environment: SignInEnvironment::of_process(),
                 },
             ),
@@ -32,10 +33,41 @@ pub fn connector(config: &Config) -> Arc<dyn Connector> {
     }
 }
 
+/// The token store of the URL form with its sign-in, opened at the start: its line
+/// goes to the log; a store that does not open is exit code 2. `None` for a
+/// command, or for a static Authorization header, which disables the sign-in.
+pub fn token_store(config: &Config) -> Result<Option<OpenedStore>, u8> {
+    let UpstreamTarget::Url(target) = &config.upstream else {
+        return Ok(None);
+    };
+    if target
+        .headers
+        .iter()
+        .any(|header| header.name == "authorization")
+    {
+        return Ok(None);
+    }
+    let options = &target.sign_in;
+    match crate::auth::store::open(
+        options.token_store,
+        options.token_key_file.as_deref(),
+        &|name| std::env::var(name).ok(),
+    ) {
+        Ok(opened) => {
+            tracing::info!(target: crate::log::BRIDGE, "{}", opened.line);
+            Ok(Some(opened))
+        }
+        Err(error) => {
+            tracing::error!(target: VSCODE, "the token store did not open: {error}");
+            Err(2)
+        }
+    }
+}
+
 /// Serves VS Code on stdin and stdout.
-pub async fn run_stdio(config: &Config) -> Exit {
+pub async fn run_stdio(config: &Config, store: Option<OpenedStore>) -> Exit {
     let backstop = last_resort_watchdog(config.limits.watchdog + LAST_RESORT_AFTER);
-    Serve::new(config, connector(config))
+    Serve::new(config, connector(config, store.map(|opened| opened.store)))
         .input_hangup(client_stdio::input_hangup())
         .on_end_of_input(backstop)
         .run(client_stdio::input(), client_stdio::output())

@@ -229,7 +229,8 @@ impl Authorizer {
                     &client,
                     tokens,
                     Some(refresh_token),
-                );
+                )
+                .await;
                 Ok(true)
             }
             Ok(Refreshed::Refused) => {
@@ -387,7 +388,7 @@ impl Authorizer {
         let tokens = exchanged?;
         let granted_scope = tokens.scope.clone().or_else(|| scope.clone());
         self.current().scope = granted_scope.or(scope);
-        self.keep(&server, &resource.resource, &client, tokens, None);
+        self.keep(&server, &resource.resource, &client, tokens, None).await;
         if let Some(elicitation_id) = asked.elicitation_id {
             let mut params = Map::new();
             params.insert("elicitationId".into(), elicitation_id.into());
@@ -487,8 +488,9 @@ impl Authorizer {
         }
     }
 
-    /// Keeps new tokens: in memory for the next requests, and in the store.
-    fn keep(
+    /// Keeps new tokens: in memory for the next requests, and in the store (which
+    /// blocks: a keychain answers over D-Bus, a file is synced).
+    async fn keep(
         &self,
         server: &AuthorizationServer,
         resource: &str,
@@ -497,8 +499,7 @@ impl Authorizer {
         old_refresh_token: Option<String>,
     ) {
         let from_option = self.settings.client.client_id.is_some();
-        let mut current = self.current();
-        let scope = tokens.scope.clone().or_else(|| current.scope.clone());
+        let scope = tokens.scope.clone().or_else(|| self.current().scope.clone());
         let sign_in = StoredSignIn {
             issuer: server.issuer.clone(),
             resource: resource.to_owned(),
@@ -516,11 +517,20 @@ impl Authorizer {
                 .map(|seconds| now_unix().saturating_add(seconds)),
             scope,
         };
-        if let Err(error) = self.store.save(&self.key, &sign_in) {
-            tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: {error}");
+        {
+            let mut current = self.current();
+            current.sign_in = Some(sign_in.clone());
+            current.generation += 1;
         }
-        current.sign_in = Some(sign_in);
-        current.generation += 1;
+        let (store, key) = (self.store.clone(), self.key.clone());
+        let saved = tokio::task::spawn_blocking(move || store.save(&key, &sign_in)).await;
+        match saved {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: {error}");
+            }
+            Err(_) => tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: its task stopped"),
+        }
     }
 }
 

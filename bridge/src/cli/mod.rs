@@ -6,6 +6,7 @@
 //! usage, exit code 2). An error line names the option, never its value. The
 //! checks of the URL form are in [`url_form`].
 
+pub mod logout;
 pub mod url_form;
 
 use crate::config::{
@@ -32,6 +33,8 @@ pub enum Parsed {
     },
     /// `--help` or `--version`: print the text on stdout and exit 0.
     Print(String),
+    /// `logout`: delete stored sign-ins ([`logout::run`]).
+    Logout(logout::LogoutArgs),
 }
 
 /// Why the bridge does not start: exit code 2.
@@ -41,6 +44,8 @@ pub enum ArgsError {
     Usage(UsageError),
     /// The file of `--ca-file` cannot be used: the line alone.
     CaFile(String),
+    /// The arguments of `logout` are not valid: the line, then its usage.
+    Logout(UsageError),
 }
 
 impl ArgsError {
@@ -48,6 +53,11 @@ impl ArgsError {
     pub fn report(&self) -> String {
         match self {
             Self::Usage(error) => error.report(),
+            Self::Logout(error) => format!(
+                "mcp-bridge-vscode: vscode: error: {}\nUsage: {}\nRun mcp-bridge-vscode logout --help for the options.\n",
+                error.0,
+                logout::LOGOUT_USAGE
+            ),
             Self::CaFile(error) => format!(
                 "mcp-bridge-vscode: vscode: error: cannot use the CA certificates of --ca-file: {error}\n"
             ),
@@ -205,6 +215,13 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if args.get(1).is_some_and(|word| word == "logout") {
+        return match logout::parse(args.get(2..).unwrap_or_default())? {
+            logout::ParsedLogout::Run(logout) => Ok(Parsed::Logout(logout)),
+            logout::ParsedLogout::Print(text) => Ok(Parsed::Print(text)),
+        };
+    }
     let matches = match command().try_get_matches_from(args) {
         Ok(matches) => matches,
         Err(error) => {
@@ -400,11 +417,12 @@ fn sign_in_options(
     })
 }
 
-/// A word before `--` that is not an option: a URL, `logout`, or a command without `--`.
+/// A word before `--` that is not an option: a URL, `logout` after an option, or a
+/// command without `--`.
 fn target_error(target: &OsString) -> UsageError {
     let text = target.to_string_lossy();
     if text == "logout" {
-        UsageError("logout is not available in this version: it comes with the token stores".into())
+        UsageError("write logout first, before its options".into())
     } else {
         UsageError(
             "an argument before -- is not an option: write -- before the upstream command".into(),
@@ -485,6 +503,7 @@ mod tests {
         match parse_with_env(all, &env)? {
             Parsed::Run { config, warnings } => Ok((*config, warnings)),
             Parsed::Print(text) => panic!("printed {text}"),
+            Parsed::Logout(args) => panic!("logout {args:?}"),
         }
     }
 
@@ -492,6 +511,7 @@ mod tests {
         match run(args).unwrap_err() {
             ArgsError::Usage(error) => error.0,
             ArgsError::CaFile(error) => panic!("a CA file error: {error}"),
+            ArgsError::Logout(error) => panic!("a logout error: {error:?}"),
         }
     }
 
@@ -581,8 +601,15 @@ mod tests {
 
     #[test]
     fn logout_and_a_command_without_dashes_are_refused() {
-        assert!(error(&["logout", "--", "x"]).starts_with("write either"));
-        assert!(error(&["logout"]).starts_with("logout is not available"));
+        assert!(error(&["--name", "x", "logout", "--", "y"]).starts_with("write either"));
+        assert_eq!(
+            error(&["--name", "x", "logout"]),
+            "write logout first, before its options"
+        );
+        assert!(matches!(
+            parse(["mcp-bridge-vscode", "logout", "--all"]),
+            Ok(Parsed::Logout(_))
+        ));
         assert!(error(&["/abs/server"]).contains("write -- before the upstream command"));
     }
 

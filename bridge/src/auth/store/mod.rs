@@ -6,9 +6,32 @@
 //! Its operations are blocking (a keychain answers over D-Bus or a system API), so
 //! an async caller runs them with `tokio::task::spawn_blocking`.
 
-mod memory;
+//!
+//! # Layout
+//!
+//! - [`open()`]: the one way to get the store of `--token-store`, with its start line.
+//! - `key`: the key of the file store and the token directory.
+//! - `file`: encrypted files, one for each entry.
+//! - `keychain`: the keychain of the host (items, their index, the parts of a large
+//!   entry), over a small backend per system (`keychain_native`).
+//! - `fallback`: the keychain that stops to answer, replaced for the rest of the process.
+//! - `memory`: the tokens of the process alone.
 
+mod fallback;
+mod file;
+mod key;
+mod keychain;
+mod keychain_native;
+mod memory;
+mod open;
+
+pub use fallback::KeychainFallback;
+pub use file::FileStore;
+pub use key::{TokenKey, token_directory, token_key};
+pub use keychain::{KeychainBackend, KeychainStore};
+pub use keychain_native::{NativeKeychain, SERVICE};
 pub use memory::MemoryStore;
+pub use open::{OpenError, OpenedStore, open, open_with};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -147,6 +170,43 @@ pub trait TokenStore: Send + Sync + fmt::Debug {
 
     /// The keys of every stored entry (the index that `logout` reads).
     fn keys(&self) -> Result<Vec<EntryKey>, StoreError>;
+
+    /// Deletes every entry and what the store keeps about them (`logout --all`);
+    /// the number of entries deleted.
+    fn delete_all(&self) -> Result<usize, StoreError> {
+        let mut deleted = 0;
+        for key in self.keys()? {
+            if self.delete(&key)? {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// What one entry holds in the keychain or in a file: its key with the sign-in, so
+/// that a value moved to the place of another entry is seen.
+#[derive(Serialize, Deserialize)]
+struct StoredEntry {
+    key: EntryKey,
+    sign_in: StoredSignIn,
+}
+
+/// The hash of an entry's identity, in hex: the name of its file or keychain item
+/// (no URL in a name).
+fn identity_hash(key: &EntryKey) -> String {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(b"mcp-bridge-rs token entry\0");
+    hasher.update(key.server_url.as_bytes());
+    hasher.update(b"\0");
+    hasher.update(key.client.as_bytes());
+    let digest = hasher.finalize();
+    let mut text = String::with_capacity(64);
+    for byte in digest.iter() {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
 }
 
 #[cfg(test)]

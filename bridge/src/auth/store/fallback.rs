@@ -1,0 +1,177 @@
+//! `auto` with the keychain: when the keychain stops to answer after the start (the
+//! user locked it, its daemon died), the next store serves the rest of the process:
+//! the encrypted files when a key is there, else memory. The operation that met the
+//! silence runs again on the next store, so a sign-in that was being saved is not
+//! lost.
+
+use super::{EntryKey, StoreError, StoreKind, StoredSignIn, TokenStore};
+use std::sync::{Arc, Mutex};
+
+/// Makes the next store: the store, and the end of the warning line that names it
+/// ("the tokens are in encrypted files in <dir>").
+pub type MakeNext = Box<dyn Fn() -> (Arc<dyn TokenStore>, String) + Send + Sync>;
+/// Where the warning line goes (the log; a test collects it).
+pub type Warn = Box<dyn Fn(&str) + Send + Sync>;
+
+pub struct KeychainFallback {
+    keychain: Arc<dyn TokenStore>,
+    next: Mutex<Option<Arc<dyn TokenStore>>>,
+    make_next: MakeNext,
+    warn: Warn,
+}
+
+impl std::fmt::Debug for KeychainFallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeychainFallback")
+            .field("keychain", &self.keychain)
+            .field("next", &self.current_next())
+            .finish()
+    }
+}
+
+impl KeychainFallback {
+    /// The warning goes to the log with the `bridge` scope.
+    pub fn new(keychain: Arc<dyn TokenStore>, make_next: MakeNext) -> Self {
+        Self::with_warning(
+            keychain,
+            make_next,
+            Box::new(|line| tracing::warn!(target: crate::log::BRIDGE, "{line}")),
+        )
+    }
+
+    pub fn with_warning(keychain: Arc<dyn TokenStore>, make_next: MakeNext, warn: Warn) -> Self {
+        Self {
+            keychain,
+            next: Mutex::new(None),
+            make_next,
+            warn,
+        }
+    }
+
+    fn current_next(&self) -> Option<Arc<dyn TokenStore>> {
+        self.next
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn switch(&self, error: &str) -> Arc<dyn TokenStore> {
+        let mut next = self
+            .next
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(store) = next.as_ref() {
+            return store.clone();
+        }
+        let (store, description) = (self.make_next)();
+        (self.warn)(&format!(
+            "the keychain stopped to answer ({error}). For the rest of the process, {description}"
+        ));
+        *next = Some(store.clone());
+        store
+    }
+
+    fn with<T>(
+        &self,
+        operation: impl Fn(&dyn TokenStore) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if let Some(next) = self.current_next() {
+            return operation(next.as_ref());
+        }
+        match operation(self.keychain.as_ref()) {
+            Err(StoreError::Unavailable(error)) => operation(self.switch(&error).as_ref()),
+            other => other,
+        }
+    }
+}
+
+impl TokenStore for KeychainFallback {
+    fn kind(&self) -> StoreKind {
+        self.current_next()
+            .map_or(StoreKind::Keychain, |next| next.kind())
+    }
+
+    fn load(&self, key: &EntryKey) -> Result<Option<StoredSignIn>, StoreError> {
+        self.with(|store| store.load(key))
+    }
+
+    fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
+        self.with(|store| store.save(key, sign_in))
+    }
+
+    fn delete(&self, key: &EntryKey) -> Result<bool, StoreError> {
+        self.with(|store| store.delete(key))
+    }
+
+    fn keys(&self) -> Result<Vec<EntryKey>, StoreError> {
+        self.with(|store| store.keys())
+    }
+
+    fn delete_all(&self) -> Result<usize, StoreError> {
+        self.with(|store| store.delete_all())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::store::{ClientOption, MemoryStore};
+
+    #[derive(Debug)]
+    struct Silent;
+
+    impl TokenStore for Silent {
+        fn kind(&self) -> StoreKind {
+            StoreKind::Keychain
+        }
+        fn load(&self, _: &EntryKey) -> Result<Option<StoredSignIn>, StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+        fn save(&self, _: &EntryKey, _: &StoredSignIn) -> Result<(), StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+        fn delete(&self, _: &EntryKey) -> Result<bool, StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+        fn keys(&self) -> Result<Vec<EntryKey>, StoreError> {
+            Err(StoreError::Unavailable("gone".into()))
+        }
+    }
+
+    #[test]
+    fn a_keychain_that_stops_to_answer_hands_the_save_to_the_next_store_with_one_warning() {
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let collected = lines.clone();
+        let store = KeychainFallback::with_warning(
+            Arc::new(Silent),
+            Box::new(|| {
+                (
+                    Arc::new(MemoryStore::default()) as Arc<dyn TokenStore>,
+                    "the tokens stay in memory".to_owned(),
+                )
+            }),
+            Box::new(move |line| collected.lock().unwrap().push(line.to_owned())),
+        );
+        let key = EntryKey::new("https://x/mcp", "default", "r", ClientOption::Default);
+        let sign_in = StoredSignIn {
+            issuer: "i".into(),
+            resource: "r".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        };
+        assert_eq!(store.kind(), StoreKind::Keychain);
+        store.save(&key, &sign_in).unwrap();
+        assert_eq!(store.load(&key).unwrap(), Some(sign_in));
+        assert_eq!(store.kind(), StoreKind::Memory);
+        assert_eq!(
+            *lines.lock().unwrap(),
+            vec![
+                "the keychain stopped to answer (gone). For the rest of the process, the tokens stay in memory"
+            ]
+        );
+    }
+}

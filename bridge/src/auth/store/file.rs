@@ -1,0 +1,536 @@
+//! `--token-store file`: one encrypted file for each entry in the token directory.
+//!
+//! # Format
+//!
+//! A file is named `<hash>.entry`, the hash of the entry's identity (no URL in a
+//! name). It holds, after the magic `MBT1`, two XChaCha20-Poly1305 boxes with their
+//! own random nonces:
+//!
+//! 1. the identity (the [`EntryKey`] as JSON), with the file name's hash as the
+//!    associated data, so that `keys()` can read the identities without an index
+//!    file that two processes would have to share;
+//! 2. the sign-in, with the identity itself (server URL and client) as the
+//!    associated data.
+//!
+//! `MBT1 | u32 LE length of box 1 | nonce 1 (24) | box 1 | nonce 2 (24) | box 2`
+//!
+//! A file moved to the name of another entry, changed by one bit, cut or of another
+//! key does not open: it counts as absent, with a warning line.
+//!
+//! # Writes
+//!
+//! A write goes to a new temporary file in the same directory (0600), is synced, and
+//! is renamed over the entry; then the directory is synced. A kill at any moment
+//! leaves the old entry or the new one, and two processes that write at once each
+//! rename a whole file: the last rename wins. The temporary file of a killed
+//! writer is removed by the next open once it is ten minutes old.
+
+use super::{EntryKey, StoreError, StoreKind, StoredEntry, StoredSignIn, TokenKey, TokenStore};
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+const MAGIC: &[u8; 4] = b"MBT1";
+const NONCE: usize = 24;
+const SUFFIX: &str = ".entry";
+const IDENTITY_DOMAIN: &[u8] = b"mcp-bridge-rs/token-entry/identity/1\0";
+const SIGN_IN_DOMAIN: &[u8] = b"mcp-bridge-rs/token-entry/sign-in/1\0";
+
+pub struct FileStore {
+    dir: PathBuf,
+    key: TokenKey,
+}
+
+impl std::fmt::Debug for FileStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileStore")
+            .field("dir", &self.dir)
+            .field("key", &"[REDACTED]")
+            .finish()
+    }
+}
+
+/// Why a file does not open: it then counts as absent.
+enum Unreadable {
+    Format,
+    Decrypt,
+    OtherEntry,
+}
+
+impl Unreadable {
+    fn text(&self) -> &'static str {
+        match self {
+            Self::Format => "its format is not known",
+            Self::Decrypt => "it does not decrypt with the key",
+            Self::OtherEntry => "it belongs to a different entry",
+        }
+    }
+}
+
+impl FileStore {
+    /// Opens the store in `dir`, which it makes private to the account (0700).
+    pub fn open(dir: &Path, key: TokenKey) -> Result<Self, String> {
+        make_private_dir(dir).map_err(|error| {
+            format!("cannot use the token directory {}: {error}", dir.display())
+        })?;
+        remove_stale_temporaries(dir);
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            key,
+        })
+    }
+
+    /// The token directory.
+    pub fn directory(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path_of(&self, key: &EntryKey) -> PathBuf {
+        self.dir
+            .join(format!("{}{SUFFIX}", super::identity_hash(key)))
+    }
+
+    fn cipher(&self) -> XChaCha20Poly1305 {
+        // The cipher's copy of the key is zeroized when it drops (feature zeroize).
+        XChaCha20Poly1305::new(&(*self.key.bytes()).into())
+    }
+
+    fn seal(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<Vec<u8>, StoreError> {
+        let cipher = self.cipher();
+        let hash = super::identity_hash(key);
+        let identity = serde_json::to_vec(key).map_err(|e| StoreError::Failed(e.to_string()))?;
+        let body = Zeroizing::new(
+            serde_json::to_vec(sign_in).map_err(|e| StoreError::Failed(e.to_string()))?,
+        );
+        let nonce_1 = nonce()?;
+        let nonce_2 = nonce()?;
+        let failed = |_| StoreError::Failed("the encryption of the entry failed".into());
+        let box_1 = cipher
+            .encrypt(
+                &nonce_1,
+                Payload {
+                    msg: &identity,
+                    aad: &identity_aad(&hash),
+                },
+            )
+            .map_err(failed)?;
+        let box_2 = cipher
+            .encrypt(
+                &nonce_2,
+                Payload {
+                    msg: &body,
+                    aad: &sign_in_aad(key),
+                },
+            )
+            .map_err(failed)?;
+        let length = u32::try_from(box_1.len())
+            .map_err(|_| StoreError::Failed("the identity of the entry is too long".into()))?;
+        let mut out = Vec::with_capacity(4 + 4 + 2 * NONCE + box_1.len() + box_2.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&length.to_le_bytes());
+        out.extend_from_slice(&nonce_1);
+        out.extend_from_slice(&box_1);
+        out.extend_from_slice(&nonce_2);
+        out.extend_from_slice(&box_2);
+        Ok(out)
+    }
+
+    /// The identity of a file, from its first box.
+    fn open_identity(&self, hash: &str, bytes: &[u8]) -> Result<(EntryKey, usize), Unreadable> {
+        let rest = bytes.strip_prefix(MAGIC).ok_or(Unreadable::Format)?;
+        let (length, rest) = rest.split_at_checked(4).ok_or(Unreadable::Format)?;
+        let length = u32::from_le_bytes(length.try_into().map_err(|_| Unreadable::Format)?);
+        let length = usize::try_from(length).map_err(|_| Unreadable::Format)?;
+        let (nonce_1, rest) = rest.split_at_checked(NONCE).ok_or(Unreadable::Format)?;
+        let box_1 = rest.get(..length).ok_or(Unreadable::Format)?;
+        let identity = self
+            .cipher()
+            .decrypt(
+                &nonce_of(nonce_1)?,
+                Payload {
+                    msg: box_1,
+                    aad: &identity_aad(hash),
+                },
+            )
+            .map_err(|_| Unreadable::Decrypt)?;
+        let key: EntryKey = serde_json::from_slice(&identity).map_err(|_| Unreadable::Format)?;
+        if super::identity_hash(&key) != hash {
+            return Err(Unreadable::OtherEntry);
+        }
+        Ok((key, 4 + 4 + NONCE + length))
+    }
+
+    fn open_file(&self, hash: &str, bytes: &[u8]) -> Result<StoredEntry, Unreadable> {
+        let (key, offset) = self.open_identity(hash, bytes)?;
+        let rest = bytes.get(offset..).ok_or(Unreadable::Format)?;
+        let (nonce_2, box_2) = rest.split_at_checked(NONCE).ok_or(Unreadable::Format)?;
+        let body = Zeroizing::new(
+            self.cipher()
+                .decrypt(
+                    &nonce_of(nonce_2)?,
+                    Payload {
+                        msg: box_2,
+                        aad: &sign_in_aad(&key),
+                    },
+                )
+                .map_err(|_| Unreadable::Decrypt)?,
+        );
+        let sign_in = serde_json::from_slice(&body).map_err(|_| Unreadable::Format)?;
+        Ok(StoredEntry { key, sign_in })
+    }
+
+    fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+        match fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(StoreError::Failed(format!(
+                "cannot read the token file {}: {error}",
+                path.display()
+            ))),
+        }
+    }
+
+    fn warn_unreadable(&self, path: &Path, why: &Unreadable) {
+        tracing::warn!(
+            target: crate::log::BRIDGE,
+            "the token file {} is not valid ({}): the bridge counts it as absent",
+            path.display(),
+            why.text()
+        );
+    }
+
+    /// The hashes of the entry files.
+    fn entry_files(&self) -> Result<Vec<(String, PathBuf)>, StoreError> {
+        let listing = match fs::read_dir(&self.dir) {
+            Ok(listing) => listing,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => {
+                return Err(StoreError::Failed(format!(
+                    "cannot list the token directory {}: {error}",
+                    self.dir.display()
+                )));
+            }
+        };
+        let mut files = Vec::new();
+        for item in listing.flatten() {
+            let name = item.file_name().to_string_lossy().into_owned();
+            if let Some(hash) = name.strip_suffix(SUFFIX)
+                && !hash.starts_with('.')
+            {
+                files.push((hash.to_owned(), item.path()));
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+}
+
+fn identity_aad(hash: &str) -> Vec<u8> {
+    [IDENTITY_DOMAIN, hash.as_bytes()].concat()
+}
+
+fn sign_in_aad(key: &EntryKey) -> Vec<u8> {
+    [
+        SIGN_IN_DOMAIN,
+        key.server_url.as_bytes(),
+        b"\0",
+        key.client.as_bytes(),
+    ]
+    .concat()
+}
+
+fn nonce() -> Result<XNonce, StoreError> {
+    let mut bytes = [0u8; NONCE];
+    getrandom::fill(&mut bytes)
+        .map_err(|error| StoreError::Failed(format!("the system gave no random data: {error}")))?;
+    Ok(bytes.into())
+}
+
+fn nonce_of(bytes: &[u8]) -> Result<XNonce, Unreadable> {
+    let bytes: [u8; NONCE] = bytes.try_into().map_err(|_| Unreadable::Format)?;
+    Ok(bytes.into())
+}
+
+impl TokenStore for FileStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::File
+    }
+
+    fn load(&self, key: &EntryKey) -> Result<Option<StoredSignIn>, StoreError> {
+        let path = self.path_of(key);
+        let Some(bytes) = self.read(&path)? else {
+            return Ok(None);
+        };
+        match self.open_file(&super::identity_hash(key), &bytes) {
+            Ok(entry) if entry.key == *key => Ok(Some(entry.sign_in)),
+            Ok(_) => {
+                self.warn_unreadable(&path, &Unreadable::OtherEntry);
+                Ok(None)
+            }
+            Err(why) => {
+                self.warn_unreadable(&path, &why);
+                Ok(None)
+            }
+        }
+    }
+
+    fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
+        let bytes = self.seal(key, sign_in)?;
+        make_private_dir(&self.dir).map_err(|error| {
+            StoreError::Failed(format!(
+                "cannot use the token directory {}: {error}",
+                self.dir.display()
+            ))
+        })?;
+        write_atomically(&self.dir, &self.path_of(key), &bytes).map_err(|error| {
+            StoreError::Failed(format!(
+                "cannot write a token file in {}: {error}",
+                self.dir.display()
+            ))
+        })
+    }
+
+    fn delete(&self, key: &EntryKey) -> Result<bool, StoreError> {
+        let path = self.path_of(key);
+        match fs::remove_file(&path) {
+            Ok(()) => {
+                sync_dir(&self.dir);
+                Ok(true)
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(StoreError::Failed(format!(
+                "cannot delete the token file {}: {error}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// The identities of the files that open with the key (no index file: each
+    /// file names its own entry).
+    fn keys(&self) -> Result<Vec<EntryKey>, StoreError> {
+        let mut keys = Vec::new();
+        for (hash, path) in self.entry_files()? {
+            let Some(bytes) = self.read(&path)? else {
+                continue;
+            };
+            match self.open_identity(&hash, &bytes) {
+                Ok((key, _)) => keys.push(key),
+                Err(why) => self.warn_unreadable(&path, &why),
+            }
+        }
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Every entry file, also those that do not open with this key.
+    fn delete_all(&self) -> Result<usize, StoreError> {
+        let mut deleted = 0;
+        for (_, path) in self.entry_files()? {
+            match fs::remove_file(&path) {
+                Ok(()) => deleted += 1,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(StoreError::Failed(format!(
+                        "cannot delete the token file {}: {error}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        sync_dir(&self.dir);
+        Ok(deleted)
+    }
+}
+
+/// Makes `dir` (and its parents) and keeps it private to the account.
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        builder.mode(0o700);
+        builder.create(dir)?;
+        let metadata = fs::metadata(dir)?;
+        if !metadata.is_dir() {
+            return Err(std::io::Error::other("it is not a directory"));
+        }
+        if metadata.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        builder.create(dir)
+    }
+}
+
+/// Temporary file, fsync, rename, fsync of the directory.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut suffix = [0u8; 8];
+    getrandom::fill(&mut suffix).map_err(|error| std::io::Error::other(error.to_string()))?;
+    let stem = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = dir.join(format!(".{stem}.{:016x}.tmp", u64::from_le_bytes(suffix)));
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let result = (|| {
+        let mut file = options.open(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temporary, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    result?;
+    sync_dir(dir);
+    Ok(())
+}
+
+/// A writer finishes its temporary file in milliseconds: one older than this was
+/// left by a process that was killed.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files of writers that were killed before their rename.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return;
+    };
+    for item in listing.flatten() {
+        let name = item.file_name().to_string_lossy().into_owned();
+        let stale = name.starts_with('.')
+            && name.ends_with(".tmp")
+            && item
+                .metadata()
+                .and_then(|metadata| metadata.modified())
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > STALE_AFTER);
+        if stale {
+            let _ = fs::remove_file(item.path());
+        }
+    }
+}
+
+/// Makes a rename or a removal durable. Not every system syncs a directory (Windows
+/// cannot open one): the rename itself is atomic there too.
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::store::ClientOption;
+
+    fn key() -> TokenKey {
+        TokenKey::from_hex(&"ab".repeat(32)).unwrap()
+    }
+
+    fn sign_in(token: &str) -> StoredSignIn {
+        StoredSignIn {
+            issuer: "https://as".into(),
+            resource: "https://x/mcp".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: token.into(),
+            refresh_token: Some("r".into()),
+            expires_at: Some(7),
+            scope: None,
+        }
+    }
+
+    fn entry(url: &str) -> EntryKey {
+        EntryKey::new(
+            url,
+            "default",
+            "http://127.0.0.1:41894/callback",
+            ClientOption::Default,
+        )
+    }
+
+    #[test]
+    fn a_file_holds_no_url_and_no_token_in_clear_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("tokens");
+        let store = FileStore::open(&tokens, key()).unwrap();
+        store
+            .save(&entry("https://mcp.example/mcp"), &sign_in("tok-123"))
+            .unwrap();
+        let names: Vec<_> = fs::read_dir(&tokens)
+            .unwrap()
+            .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 1);
+        assert_eq!(names[0].len(), 64 + SUFFIX.len());
+        let bytes = fs::read(tokens.join(&names[0])).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("mcp.example") && !text.contains("tok-123"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&tokens), 0o700);
+            assert_eq!(mode(&tokens.join(&names[0])), 0o600);
+        }
+    }
+
+    #[test]
+    fn opening_removes_the_temporary_files_of_killed_writers_only_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(".x.entry.0123456789abcdef.tmp");
+        let fresh = dir.path().join(".y.entry.0123456789abcdef.tmp");
+        fs::write(&old, b"half").unwrap();
+        fs::write(&fresh, b"half").unwrap();
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(an_hour_ago)
+            .unwrap();
+        FileStore::open(dir.path(), key()).unwrap();
+        assert!(!old.exists());
+        assert!(fresh.exists());
+    }
+
+    #[test]
+    fn the_debug_output_of_the_store_has_no_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let shown = format!("{store:?}");
+        assert!(shown.contains("[REDACTED]"), "{shown}");
+        assert!(!shown.contains("ab, ") && !shown.contains("171"), "{shown}");
+    }
+
+    #[test]
+    fn a_file_moved_to_another_entry_counts_as_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let (a, b) = (entry("https://a/mcp"), entry("https://b/mcp"));
+        store.save(&a, &sign_in("A")).unwrap();
+        fs::copy(store.path_of(&a), store.path_of(&b)).unwrap();
+        assert_eq!(store.load(&b), Ok(None));
+        assert_eq!(store.keys().unwrap(), vec![a.clone()]);
+        assert_eq!(store.load(&a).unwrap(), Some(sign_in("A")));
+        let other =
+            FileStore::open(dir.path(), TokenKey::from_hex(&"cd".repeat(32)).unwrap()).unwrap();
+        assert_eq!(other.load(&a), Ok(None));
+        assert_eq!(other.delete_all(), Ok(2));
+    }
+}
