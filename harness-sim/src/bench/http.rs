@@ -72,7 +72,7 @@ impl HttpsFixture {
         ]
     }
 
-    /// The peak resident memory of the fixture, for the notes.
+    /// The process id of the fixture (its memory is in /proc/<pid>/status).
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
     }

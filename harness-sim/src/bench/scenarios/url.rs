@@ -74,7 +74,7 @@ fn direct_echo(frames: &Frames, id: i64) -> Vec<u8> {
 /// A direct answer must be the echo's result.
 fn check_echo(body: &[u8]) -> Result<(), BenchError> {
     let text = format!("\"text\":\"{SHORT_TEXT}\"");
-    if memchr_contains(body, text.as_bytes()) {
+    if contains(body, text.as_bytes()) {
         Ok(())
     } else {
         Err(BenchError::Server(format!(
@@ -84,7 +84,7 @@ fn check_echo(body: &[u8]) -> Result<(), BenchError> {
     }
 }
 
-fn memchr_contains(haystack: &[u8], needle: &[u8]) -> bool {
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
         .any(|window| window == needle)
