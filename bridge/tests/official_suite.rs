@@ -67,24 +67,7 @@ const UNSCORED: [&str; 3] = [
 
 /// The checks of the unscored scenarios that are neither SUCCESS nor INFO, each with
 /// its cause (docs/conformance.md): (scenario, check id, status).
-const KNOWN_UNSCORED: [(&str, &str, &str); 4] = [
-    // The fixture's json_schema_2020_12_tool has no allOf/anyOf, if/then/else or
-    // $anchor (the bridge relays the schema unchanged); SEP-2106 applies from 2026-07-28.
-    (
-        "json-schema-2020-12",
-        "sep-2106-composition-keywords-preserved",
-        "SKIPPED",
-    ),
-    (
-        "json-schema-2020-12",
-        "sep-2106-conditional-keywords-preserved",
-        "SKIPPED",
-    ),
-    (
-        "json-schema-2020-12",
-        "sep-2106-anchor-keyword-preserved",
-        "SKIPPED",
-    ),
+const KNOWN_UNSCORED: [(&str, &str, &str); 1] = [
     // The conformance profile of the fixture has no tool test_reconnection: the call
     // gets -32602 "Unknown tool", so there is no tool result to resume.
     (

@@ -10,9 +10,11 @@
 //! debug build); `MCP_BRIDGE_LOAD_REQUESTS=<n>` runs another count. The figures of
 //! a run are in fuzz/README.md, "Load".
 
+mod memory;
 mod pipes;
 
 use harness_sim::process::{PeerOptions, StdioPeer};
+use memory::{rss_kib, status_kib};
 use pipes::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -35,21 +37,6 @@ async fn ready_bridge() -> StdioPeer {
         assert!(recv(&mut bridge).await.get("method").is_some());
     }
     bridge
-}
-
-/// The resident memory of a process in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    status_kib(pid, "VmRSS:")
-}
-
-/// A figure of /proc/<pid>/status in KiB (VmRSS, VmHWM: the peak).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn echo(id: usize) -> Value {

@@ -34,6 +34,9 @@ pub struct PeerOptions {
     pub record: bool,
     /// Extra environment variables of the child.
     pub env: Vec<(OsString, OsString)>,
+    /// Variables of this process that the child must not inherit (removed before
+    /// `env` is applied): a test of the proxy variables must not meet the runner's.
+    pub env_remove: Vec<OsString>,
     /// The working directory of the child.
     pub cwd: Option<PathBuf>,
     /// Put the child in its own process group (unix).
@@ -47,6 +50,7 @@ impl Default for PeerOptions {
         Self {
             record: true,
             env: Vec::new(),
+            env_remove: Vec::new(),
             cwd: None,
             own_process_group: true,
             stdio: StdioKind::default(),
@@ -145,6 +149,9 @@ impl StdioPeer {
         let (program, args) = command.split_first().ok_or(PeerError::EmptyCommand)?;
         let mut cmd = Command::new(program);
         cmd.args(args).kill_on_drop(true);
+        for key in &options.env_remove {
+            cmd.env_remove(key);
+        }
         for (key, value) in &options.env {
             cmd.env(key, value);
         }

@@ -72,7 +72,7 @@ pub struct Fixtures {
     /// The CA that clients trust.
     pub ca_cert: String,
     /// The good server certificate: issued by [`ca_cert`](Self::ca_cert) for
-    /// [`LOOPBACK_NAMES`], valid now.
+    /// [`LOOPBACK_NAMES`] (and the extra names of [`generate_for`]), valid now.
     pub server: ServerPem,
     /// Issued by the trusted CA for [`LOOPBACK_NAMES`], but expired a year ago.
     pub expired: ServerPem,
@@ -89,15 +89,28 @@ pub fn generate() -> Result<Fixtures, Error> {
     generate_at(OffsetDateTime::now_utc())
 }
 
+/// Makes a fresh set of certificates whose good server certificate also names
+/// `extra_names`: a test that must reach the server by a name that is not loopback
+/// (through a proxy, Q10) needs a certificate for that name.
+pub fn generate_for(extra_names: &[&str]) -> Result<Fixtures, Error> {
+    generate_with(OffsetDateTime::now_utc(), extra_names)
+}
+
 /// Makes a fresh set of certificates as of `now` (tests choose the clock).
 pub fn generate_at(now: OffsetDateTime) -> Result<Fixtures, Error> {
+    generate_with(now, &[])
+}
+
+fn generate_with(now: OffsetDateTime, extra_names: &[&str]) -> Result<Fixtures, Error> {
     let valid = (now - Duration::days(1), now + VALIDITY);
+    let mut good_names = LOOPBACK_NAMES.to_vec();
+    good_names.extend_from_slice(extra_names);
     let expired = (now - Duration::days(730), now - Duration::days(365));
     let trusted = Authority::new("mcp-bridge-rs test CA", valid)?;
     let unknown = Authority::new("mcp-bridge-rs untrusted test CA", valid)?;
     Ok(Fixtures {
         ca_cert: trusted.cert_pem.clone(),
-        server: trusted.issue(&LOOPBACK_NAMES, valid)?,
+        server: trusted.issue(&good_names, valid)?,
         expired: trusted.issue(&LOOPBACK_NAMES, expired)?,
         wrong_host: trusted.issue(&[WRONG_HOST], valid)?,
         unknown_ca: unknown.issue(&LOOPBACK_NAMES, valid)?,

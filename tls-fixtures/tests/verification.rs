@@ -51,6 +51,31 @@ fn the_good_certificate_is_trusted_for_every_loopback_name() {
 }
 
 #[test]
+fn generate_for_adds_names_to_the_good_certificate_only() {
+    let fixtures = tls_fixtures::generate_for(&["fixture.mcp-bridge.test"]).unwrap();
+    for name in LOOPBACK_NAMES.iter().chain(&["fixture.mcp-bridge.test"]) {
+        verify(&fixtures.ca_cert, &fixtures.server, name).unwrap();
+    }
+    assert!(verify(&fixtures.ca_cert, &fixtures.server, WRONG_HOST).is_err());
+    assert!(
+        verify(
+            &fixtures.ca_cert,
+            &fixtures.expired,
+            "fixture.mcp-bridge.test"
+        )
+        .is_err()
+    );
+    assert!(
+        verify(
+            &fixtures.ca_cert,
+            &fixtures.wrong_host,
+            "fixture.mcp-bridge.test"
+        )
+        .is_err()
+    );
+}
+
+#[test]
 fn the_good_certificate_is_refused_for_another_name() {
     let fixtures = fixtures();
     let error = verify(&fixtures.ca_cert, &fixtures.server, WRONG_HOST).unwrap_err();

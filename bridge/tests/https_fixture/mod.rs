@@ -1,5 +1,6 @@
-//! The fixture over HTTPS for the tests of the URL form: its URL and its CA, and
-//! the bridge in front of it.
+//! The fixture server over HTTPS and the bridge in its URL form in front of it: the
+//! real executables, as VS Code starts the bridge, for every test of the URL form.
+#![allow(dead_code)]
 
 use crate::pipes::{EXCHANGE, bridge_exe, fixture_exe};
 use harness_sim::process::{PeerOptions, StdioPeer};
@@ -7,14 +8,27 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-/// The fixture over HTTPS: its URL and the CA file a client must trust.
+/// The proxy variables of the contract (Q10). A test never lets the bridge inherit
+/// them from the runner: it sets the ones it means.
+pub const PROXY_VARIABLES: [&str; 6] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
+/// The fixture over HTTPS: its URL, its port and the CA file a client must trust.
 pub struct HttpsFixture {
     pub url: String,
+    pub port: u16,
     pub ca_file: String,
-    _child: Child,
+    pub child: Child,
 }
 
 impl HttpsFixture {
+    /// Starts `bridge-fixture-server --https` with `args` and waits for its two lines.
     pub async fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(fixture_exe())
             .arg("--https")
@@ -40,26 +54,39 @@ impl HttpsFixture {
             .strip_prefix("ca-file: ")
             .expect("the second line names the CA file")
             .to_owned();
+        let port = url::Url::parse(&url)
+            .expect("the fixture prints a URL")
+            .port()
+            .expect("the URL has a port");
         Self {
             url,
+            port,
             ca_file,
-            _child: child,
+            child,
         }
+    }
+
+    /// The process id of the fixture.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the fixture runs")
     }
 }
 
-/// The bridge in the URL form: `args`, then `--ca-file` and the URL.
-pub fn bridge(fixture: &HttpsFixture, args: &[&str], env: &[(&str, &str)]) -> StdioPeer {
+/// The bridge in the URL form: `args`, then `--ca-file` and `url`; no proxy variable
+/// of this process, only those of `env`.
+pub fn bridge_to(url: &str, ca_file: &str, args: &[&str], env: &[(&str, &str)]) -> StdioPeer {
     let mut command = vec![bridge_exe()];
     command.extend(args.iter().map(|arg| arg.to_string()));
-    command.extend([
-        "--ca-file".into(),
-        fixture.ca_file.clone(),
-        fixture.url.clone(),
-    ]);
+    command.extend(["--ca-file".into(), ca_file.to_owned(), url.to_owned()]);
     let options = PeerOptions {
         env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        env_remove: PROXY_VARIABLES.iter().map(Into::into).collect(),
         ..PeerOptions::default()
     };
     StdioPeer::spawn_with(&command, options).expect("the bridge starts")
+}
+
+/// The bridge in front of `fixture` at the URL it printed.
+pub fn bridge(fixture: &HttpsFixture, args: &[&str], env: &[(&str, &str)]) -> StdioPeer {
+    bridge_to(&fixture.url, &fixture.ca_file, args, env)
 }

@@ -14,6 +14,7 @@ mod media;
 mod mrtr;
 mod prompts;
 mod resources;
+mod stateless;
 mod tools;
 
 use serde_json::json;
@@ -26,6 +27,7 @@ use crate::config::Config;
 pub fn catalog(config: &Config) -> Catalog {
     let mut all_tools = tools::tools();
     all_tools.extend(mrtr::tools());
+    all_tools.extend(stateless::tools());
     if config.array_output {
         all_tools.push(crate::tools::basic::array_output());
     }

@@ -101,11 +101,23 @@ pub fn tools() -> Vec<ToolSpec> {
             no_arguments(),
             |c| Box::pin(irr_multi_round(c)),
         ),
+        spec(
+            "test_input_required_result_tampered_state",
+            "SEP-2322: a round whose sealed requestState refuses any change (-32602)",
+            no_arguments(),
+            |c| Box::pin(irr_tampered_state(c)),
+        ),
+        spec(
+            "test_input_required_result_capabilities",
+            "SEP-2322: asks only for the input kinds that the request's client capabilities declare",
+            no_arguments(),
+            |c| Box::pin(irr_capabilities(c)),
+        ),
     ]
 }
 
 /// The responses of a retry of round `round`.
-fn answers(call: &ToolCall, round: u32) -> Option<&Map<String, Value>> {
+pub(super) fn answers(call: &ToolCall, round: u32) -> Option<&Map<String, Value>> {
     match &call.prior {
         Prior::Retry {
             round: r,
@@ -116,7 +128,12 @@ fn answers(call: &ToolCall, round: u32) -> Option<&Map<String, Value>> {
     }
 }
 
-fn ask(call: &ToolCall, round: u32, data: Value, requests: Vec<(&str, Value)>) -> ToolReply {
+pub(super) fn ask(
+    call: &ToolCall,
+    round: u32,
+    data: Value,
+    requests: Vec<(&str, Value)>,
+) -> ToolReply {
     let requests = requests
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -131,7 +148,7 @@ fn described(answer: &Elicited) -> String {
     format!("action={}, content={content}", answer.action.as_str())
 }
 
-fn simple_form(message: &str, property: &str, kind: &str) -> Value {
+pub(super) fn simple_form(message: &str, property: &str, kind: &str) -> Value {
     input::form(
         message,
         json!({"type": "object", "properties": {property: {"type": kind}}, "required": [property]}),
@@ -451,4 +468,60 @@ async fn irr_multi_round(call: ToolCall) -> Result<ToolReply, ErrorData> {
             simple_form("Step 1: What is your name?", "name", "string"),
         )],
     ))
+}
+
+/// Round 1 seals its state like every round of the fixture; a retry with a state that
+/// does not open (a changed byte) gets -32602 from `Prior::read` before this runs.
+async fn irr_tampered_state(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&[])?;
+    if let Some(answer) = answers(&call, 1)
+        .map(|a| elicited(a, "confirm"))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(text(format!(
+            "The request state was intact; action={}",
+            answer.action.as_str()
+        )));
+    }
+    call.call.require(&[Need::ElicitationForm])?;
+    Ok(ask(
+        &call,
+        1,
+        Value::Null,
+        vec![("confirm", simple_form("Please confirm", "ok", "boolean"))],
+    ))
+}
+
+/// One input request for each kind the client declared (form elicitation, sampling,
+/// roots), none for the others; without any, the call completes at once.
+async fn irr_capabilities(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&[])?;
+    if let Some(responses) = answers(&call, 1) {
+        let mut keys: Vec<&str> = responses.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        return Ok(text(format!("answered: {}", keys.join(", "))));
+    }
+    let client = &call.call.meta.client;
+    let mut requests = Vec::new();
+    if client.elicitation_form {
+        requests.push((
+            "user_name",
+            simple_form("What is your name?", "name", "string"),
+        ));
+    }
+    if client.sampling {
+        let params = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+            "maxTokens": 50,
+        });
+        requests.push(("greeting", input::sampling(params)));
+    }
+    if client.roots {
+        requests.push(("client_roots", roots_request()));
+    }
+    if requests.is_empty() {
+        return Ok(text("The client declared no input capability."));
+    }
+    Ok(ask(&call, 1, Value::Null, requests))
 }

@@ -76,6 +76,16 @@ pub fn prompts() -> Vec<PromptSpec> {
             ),
             |c| Box::pin(input_required(c)),
         ),
+        // Listed while the switch of test_trigger_prompt_change is on (stateless.rs).
+        PromptSpec {
+            prompt: Prompt::new(
+                "test_toggled_prompt",
+                Some("Listed or not: test_trigger_prompt_change switches it"),
+                None,
+            ),
+            handler: |c| Box::pin(toggled(c)),
+            switch: Some(crate::session::Switch::Prompt),
+        },
     ]
 }
 
@@ -99,6 +109,13 @@ async fn simple(_call: PromptCall) -> Result<Value, ErrorData> {
     Ok(result(vec![PromptMessage::new_text(
         Role::User,
         "This is a simple prompt for testing.",
+    )]))
+}
+
+async fn toggled(_call: PromptCall) -> Result<Value, ErrorData> {
+    Ok(result(vec![PromptMessage::new_text(
+        Role::User,
+        "This prompt is listed while its switch is on.",
     )]))
 }
 

@@ -107,13 +107,19 @@ pub fn tools() -> Vec<ToolSpec> {
         spec(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+            // The composition (allOf/anyOf), conditional (if/then/else) and anchor
+            // keywords are those that SEP-2106 says a client must keep.
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
                 "$defs": {
-                    "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}},
+                    "address": {"$anchor": "address", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}},
                 },
                 "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+                "if": {"properties": {"name": {"const": "headquarters"}}, "required": ["name"]},
+                "then": {"required": ["address"]},
+                "else": {},
                 "additionalProperties": false,
             }),
             |c| Box::pin(json_schema(c)),

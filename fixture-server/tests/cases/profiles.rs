@@ -45,6 +45,13 @@ async fn the_conformance_profile_lists_the_everything_server_surface() {
         "test_input_required_result_request_state",
         "test_input_required_result_multiple_inputs",
         "test_input_required_result_multi_round",
+        "test_input_required_result_tampered_state",
+        "test_input_required_result_capabilities",
+        "test_missing_capability",
+        "test_streaming_elicitation",
+        "test_trigger_tool_change",
+        "test_trigger_prompt_change",
+        "test_toggled_tool",
         "sep_2106_array_output_tool",
         "sep_2106_primitive_output_tool",
         "crash",
@@ -65,6 +72,7 @@ async fn the_conformance_profile_lists_the_everything_server_surface() {
             "test_prompt_with_embedded_resource",
             "test_prompt_with_image",
             "test_input_required_result_prompt",
+            "test_toggled_prompt",
         ]
     );
     let resources = fixture.result("resources/list", json!({})).await;

@@ -18,12 +18,15 @@
 //! - [`scenarios`]: one file per measurement of the issue.
 //! - [`stats`], [`proc_mem`] (`/proc/<pid>/status`), [`machine`], [`targets`],
 //!   [`report`]: the figures, the targets and the table.
+//! - [`http`]: the fixture over HTTPS and the direct HTTP client of the URL form's
+//!   measurement (`scenarios/url.rs`).
 //! - [`relay`]: `harness-sim relay`, a process that only passes bytes through:
 //!   with `--floor` every measurement also runs through it, to show the floor of
 //!   one more process on the path.
 
 pub mod conn;
 pub mod frames;
+pub mod http;
 pub mod machine;
 pub mod proc_mem;
 pub mod relay;
@@ -80,17 +83,20 @@ pub enum Scenario {
     Start,
     /// 6: from the end of stdin to the exit, idle and with 32 calls in flight.
     Stop,
+    /// 8: the URL form: small calls over HTTPS direct and through the bridge.
+    Url,
 }
 
 impl Scenario {
     /// Every scenario, in the order of the issue.
-    pub const ALL: [Scenario; 6] = [
+    pub const ALL: [Scenario; 7] = [
         Scenario::Latency,
         Scenario::Throughput,
         Scenario::Large,
         Scenario::List,
         Scenario::Start,
         Scenario::Stop,
+        Scenario::Url,
     ];
 
     pub fn name(self) -> &'static str {
@@ -101,6 +107,7 @@ impl Scenario {
             Scenario::List => "list",
             Scenario::Start => "start",
             Scenario::Stop => "stop",
+            Scenario::Url => "url",
         }
     }
 }

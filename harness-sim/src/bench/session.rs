@@ -1,5 +1,7 @@
 //! A started session on one side: the process, its opening, and calls.
 
+use std::ffi::OsString;
+
 use tokio::time::{Duration, Instant};
 
 use super::conn::{Conn, Reply};
@@ -31,8 +33,19 @@ impl Session {
         fixture_args: &[&str],
         keep: usize,
     ) -> Result<Self, BenchError> {
+        Self::start_command(ctx, side, &ctx.argv(side, fixture_args), keep).await
+    }
+
+    /// Starts `argv` as the server of `side` (the URL form of the bridge, for one),
+    /// with the opening of [`start`](Self::start).
+    pub async fn start_command(
+        ctx: &Ctx,
+        side: Side,
+        argv: &[OsString],
+        keep: usize,
+    ) -> Result<Self, BenchError> {
         let frames = Frames::new(side);
-        let mut conn = Conn::spawn(&ctx.argv(side, fixture_args), ctx.stdio, keep)?;
+        let mut conn = Conn::spawn(argv, ctx.stdio, keep)?;
         conn.send(&[&frames.opening()]).await?;
         let reply = conn.result_of(0, OPENING_LIMIT).await?;
         let opening = reply.at.saturating_duration_since(conn.spawned_at);

@@ -6,6 +6,7 @@ mod list;
 mod start;
 mod stop;
 mod throughput;
+mod url;
 
 use super::report::Row;
 use super::{BenchError, Ctx, Scenario};
@@ -22,5 +23,6 @@ pub async fn measure(ctx: &Ctx, scenario: Scenario) -> Result<(Vec<Row>, Vec<Str
         Scenario::List => list::measure(ctx).await,
         Scenario::Start => start::measure(ctx).await,
         Scenario::Stop => stop::measure(ctx).await,
+        Scenario::Url => url::measure(ctx).await,
     }
 }

@@ -14,7 +14,7 @@ use crate::bench::{BenchError, Ctx, Side};
 use tokio::time::Instant;
 
 /// Calls in flight.
-const WINDOW: usize = 32;
+pub const WINDOW: usize = 32;
 /// Calls before the measured ones.
 const WARMUP: usize = 1000;
 
@@ -50,7 +50,7 @@ async fn run(ctx: &Ctx, side: Side, calls: usize) -> Result<f64, BenchError> {
 }
 
 /// `calls` calls with [`WINDOW`] in flight; returns calls per second.
-async fn window(session: &mut Session, calls: usize) -> Result<f64, BenchError> {
+pub async fn window(session: &mut Session, calls: usize) -> Result<f64, BenchError> {
     let echo = session.frames.echo();
     let mut in_flight = HashSet::with_capacity(2 * WINDOW);
     let mut batch = Vec::new();

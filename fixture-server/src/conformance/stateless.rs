@@ -1,0 +1,133 @@
+//! The diagnostic tools of the suite's `server-stateless` scenario (SEP-2575): a tool
+//! that needs a client capability, a tool whose response stream carries an
+//! `InputRequiredResult`, and the hooks that change the tool and prompt lists while a
+//! listen stream is open.
+
+use rmcp::model::ErrorData;
+use serde_json::{Value, json};
+
+use super::mrtr::{answers, ask, simple_form};
+use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, tool};
+use crate::input::{self, elicited, sampled_text};
+use crate::meta::Need;
+use crate::session::Switch;
+use crate::tools::args::Args;
+use crate::tools::text;
+
+fn spec(
+    name: &str,
+    description: &str,
+    handler: crate::catalog::ToolHandler,
+    switch: Option<Switch>,
+) -> ToolSpec {
+    ToolSpec {
+        tool: tool(name, description, no_arguments()),
+        handler,
+        switch,
+    }
+}
+
+pub fn tools() -> Vec<ToolSpec> {
+    vec![
+        spec(
+            "test_missing_capability",
+            "Needs sampling: without it in the request's client capabilities, -32021 (HTTP 400)",
+            |c| Box::pin(missing_capability(c)),
+            None,
+        ),
+        spec(
+            "test_streaming_elicitation",
+            "Asks for input with an InputRequiredResult, never with a request of its own",
+            |c| Box::pin(streaming_elicitation(c)),
+            None,
+        ),
+        spec(
+            "test_trigger_tool_change",
+            "Switches test_toggled_tool on or off: listen streams get the tools list change",
+            |c| Box::pin(trigger(c, Switch::Tool)),
+            None,
+        ),
+        spec(
+            "test_trigger_prompt_change",
+            "Switches test_toggled_prompt on or off: listen streams get the prompts list change",
+            |c| Box::pin(trigger(c, Switch::Prompt)),
+            None,
+        ),
+        spec(
+            "test_toggled_tool",
+            "Listed or not: test_trigger_tool_change switches it",
+            |c| Box::pin(toggled(c)),
+            Some(Switch::Tool),
+        ),
+    ]
+}
+
+/// One round of sampling, only for a client that declared it.
+async fn missing_capability(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&[])?;
+    if let Some(reply) = answers(&call, 1)
+        .map(|a| sampled_text(a, "sampling"))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(text(format!(
+            "The model said: {}",
+            reply.unwrap_or_else(|| "no text".into())
+        )));
+    }
+    call.call.require(&[Need::Sampling])?;
+    let params = json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+        "maxTokens": 20,
+    });
+    Ok(ask(
+        &call,
+        1,
+        Value::Null,
+        vec![("sampling", input::sampling(params))],
+    ))
+}
+
+async fn streaming_elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&[])?;
+    if let Some(answer) = answers(&call, 1)
+        .map(|a| elicited(a, "user_name"))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(text(format!(
+            "Hello, {}!",
+            answer.string("name").unwrap_or("nobody")
+        )));
+    }
+    call.call.require(&[Need::ElicitationForm])?;
+    Ok(ask(
+        &call,
+        1,
+        Value::Null,
+        vec![(
+            "user_name",
+            simple_form("What is your name?", "name", "string"),
+        )],
+    ))
+}
+
+/// Flips the switch, so that every call changes the list.
+async fn trigger(call: ToolCall, switch: Switch) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&[])?;
+    let session = &call.call.session;
+    let enabled = !session.enabled(switch);
+    session.set_enabled(switch, enabled);
+    let (what, state) = match (switch, enabled) {
+        (Switch::Tool, true) => ("test_toggled_tool", "listed"),
+        (Switch::Tool, false) => ("test_toggled_tool", "not listed"),
+        (Switch::Prompt, true) => ("test_toggled_prompt", "listed"),
+        (Switch::Prompt, false) => ("test_toggled_prompt", "not listed"),
+    };
+    Ok(text(format!("{what} is {state} now")))
+}
+
+async fn toggled(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&[])?;
+    Ok(text("This tool is listed while its switch is on."))
+}
