@@ -316,7 +316,7 @@ async fn q10_wrong_proxy_credentials_fail_the_request_and_the_bridge_serves_on()
     // unsuccessful tunnel without the status.
     refused_by_the_proxy(
         &format!("http://{PROXY_USER}:not-the-password@127.0.0.1:PORT"),
-        "error sending request: client error (Connect): tunnel error: unsuccessful",
+        "error sending request: client error (Connect): tunnel error: unsuccessful (the proxy refused the connection to the upstream server: examine the user and the password in HTTPS_PROXY or ALL_PROXY)",
     )
     .await;
 }
@@ -326,7 +326,7 @@ async fn q10_missing_proxy_credentials_fail_the_request_as_proxy_authorization_r
     // Without credentials tinyproxy answers 407.
     refused_by_the_proxy(
         "http://127.0.0.1:PORT",
-        "error sending request: client error (Connect): tunnel error: proxy authorization required",
+        "error sending request: client error (Connect): tunnel error: proxy authorization required (the proxy refused the connection to the upstream server: examine the user and the password in HTTPS_PROXY or ALL_PROXY)",
     )
     .await;
 }

@@ -388,7 +388,8 @@ impl Authorizer {
         let tokens = exchanged?;
         let granted_scope = tokens.scope.clone().or_else(|| scope.clone());
         self.current().scope = granted_scope.or(scope);
-        self.keep(&server, &resource.resource, &client, tokens, None).await;
+        self.keep(&server, &resource.resource, &client, tokens, None)
+            .await;
         if let Some(elicitation_id) = asked.elicitation_id {
             let mut params = Map::new();
             params.insert("elicitationId".into(), elicitation_id.into());
@@ -499,7 +500,10 @@ impl Authorizer {
         old_refresh_token: Option<String>,
     ) {
         let from_option = self.settings.client.client_id.is_some();
-        let scope = tokens.scope.clone().or_else(|| self.current().scope.clone());
+        let scope = tokens
+            .scope
+            .clone()
+            .or_else(|| self.current().scope.clone());
         let sign_in = StoredSignIn {
             issuer: server.issuer.clone(),
             resource: resource.to_owned(),
@@ -529,7 +533,9 @@ impl Authorizer {
             Ok(Err(error)) => {
                 tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: {error}");
             }
-            Err(_) => tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: its task stopped"),
+            Err(_) => {
+                tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: its task stopped")
+            }
         }
     }
 }

@@ -22,11 +22,13 @@ pub struct ProxyEnvironment {
 impl ProxyEnvironment {
     /// Reads the variables of this process.
     pub fn of_process() -> Self {
+        // An empty variable counts as unset: it does not hide the next one.
         let variable = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|name| std::env::var(name).ok())
-                .filter(|value| !value.trim().is_empty())
+            names.iter().find_map(|name| {
+                std::env::var(name)
+                    .ok()
+                    .filter(|value| !value.trim().is_empty())
+            })
         };
         Self {
             proxy: variable(&["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]),
@@ -108,8 +110,15 @@ pub fn describe(error: reqwest::Error) -> String {
         }
         source = cause.source();
     }
+    // The HTTP client says only "tunnel error" when a proxy refuses the CONNECT.
+    if text.contains("tunnel error") {
+        text.push_str(PROXY_REFUSED);
+    }
     text
 }
+
+/// What the user can do when the proxy refused the tunnel.
+pub const PROXY_REFUSED: &str = " (the proxy refused the connection to the upstream server: examine the user and the password in HTTPS_PROXY or ALL_PROXY)";
 
 #[cfg(test)]
 mod tests {
