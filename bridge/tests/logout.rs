@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-const URL: &str = "https://mcp.example.com/mcp";
+const URL: &str = "https://127.0.0.1:9/mcp";
 
 struct Home {
     dir: tempfile::TempDir,
@@ -93,7 +93,7 @@ fn logout_deletes_the_entries_of_the_url_and_the_account_and_then_finds_none() {
     let work = entry(URL, "work", 41894, ClientOption::Default);
     let other_port = entry(URL, "default", 41895, ClientOption::Default);
     let other_url = entry(
-        "https://other.example.com/mcp",
+        "https://127.0.0.2:9/mcp",
         "default",
         41894,
         ClientOption::Default,

@@ -801,3 +801,68 @@ async fn m4_the_end_of_stdin_cancels_a_sign_in_that_waits_for_the_browser() {
     // The receiver is gone with the bridge.
     assert!(std::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().unwrap())).is_ok());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m4_a_stored_sign_in_serves_the_next_start_and_after_logout_the_next_start_signs_in_again()
+{
+    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state = state.to_str().unwrap();
+    let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    let port = free_port().to_string();
+    let browser = test_browser(dir.path(), &fixture);
+    let env = [
+        ("BROWSER", browser.to_str().unwrap()),
+        ("XDG_STATE_HOME", state),
+        ("MCP_BRIDGE_TOKEN_KEY", key),
+    ];
+    let args = ["--redirect-port", port.as_str(), "--token-store", "file"];
+    let start = async |expect_sign_in: bool| {
+        let mut peer = bridge(&fixture, &args, &env);
+        let result = initialize(&mut peer).await;
+        assert!(result["result"]["capabilities"].is_object(), "{result}");
+        peer.send(&call(2, "echo", json!({"text":"x"})))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&response(&mut peer).await), "x");
+        assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+        let lines = peer.stderr_lines();
+        let expected = format!(
+            "mcp-bridge-vscode: bridge: info: the tokens are in encrypted files in {state}/mcp-bridge-rs/vscode/tokens"
+        );
+        assert!(lines.contains(&expected), "{lines:?}");
+        assert_eq!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("mcp-bridge-vscode: sign in at ")),
+            expect_sign_in,
+            "{lines:?}"
+        );
+    };
+    start(true).await;
+    start(false).await;
+    assert_eq!(opened_urls(dir.path()), 1);
+    let logout = tokio::process::Command::new(bridge_exe())
+        .args([
+            "logout",
+            "--redirect-port",
+            &port,
+            "--token-store",
+            "file",
+            "--ca-file",
+            &fixture.ca_file,
+            &fixture.url,
+        ])
+        .envs(env)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(logout.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&logout.stderr),
+        "mcp-bridge-vscode: vscode: info: logout deleted the stored sign-in of the account \"default\". Restart the server in VS Code to sign in again.\n"
+    );
+    start(true).await;
+    assert_eq!(opened_urls(dir.path()), 2);
+}

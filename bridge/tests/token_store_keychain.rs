@@ -112,7 +112,7 @@ fn entry(url: &str) -> EntryKey {
 fn sign_in(access_token: &str) -> StoredSignIn {
     StoredSignIn {
         issuer: "https://as.example.com".into(),
-        resource: "https://mcp.example.com/mcp".into(),
+        resource: "https://127.0.0.1:9/mcp".into(),
         client_id: "client-1".into(),
         client_secret: None,
         access_token: access_token.into(),
@@ -220,7 +220,7 @@ fn a_sign_in_in_the_keychain_is_an_item_that_secret_tool_finds_and_clears() {
         "the tokens are in the keychain of the host (service \"mcp-bridge-rs/mcp-bridge-vscode\")"
     );
     assert_eq!(opened.store.kind(), StoreKind::Keychain);
-    let key = entry("https://mcp.example.com/mcp");
+    let key = entry("https://127.0.0.1:9/mcp");
     opened.store.save(&key, &sign_in("access-1")).unwrap();
     assert_eq!(opened.store.load(&key).unwrap(), Some(sign_in("access-1")));
     opened.store.save(&key, &sign_in("access-2")).unwrap();
@@ -261,9 +261,9 @@ fn logout_deletes_the_items_of_the_url_and_the_account_in_the_keychain() {
     }
     let env = env_with(&[]);
     let store = open(TokenStoreChoice::Keychain, None, &env).unwrap().store;
-    let url = "https://mcp.example.com/mcp";
+    let url = "https://127.0.0.1:9/mcp";
     store.save(&entry(url), &sign_in("a")).unwrap();
-    let other = entry("https://other.example.com/mcp");
+    let other = entry("https://127.0.0.2:9/mcp");
     store.save(&other, &sign_in("b")).unwrap();
     let logout = |args: &[&str]| {
         let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
@@ -304,12 +304,12 @@ fn a_locked_keyring_without_a_display_is_not_opened_and_auto_hands_over_losing_n
     let env = env_with(&[]);
     let lines = Lines::default();
     let store = open(TokenStoreChoice::Auto, None, &env).unwrap().store;
-    let first = entry("https://mcp.example.com/mcp");
+    let first = entry("https://127.0.0.1:9/mcp");
     store.save(&first, &sign_in("first")).unwrap();
     assert_eq!(store.kind(), StoreKind::Keychain);
 
     lock_default_collection();
-    let second = entry("https://second.example.com/mcp");
+    let second = entry("https://127.0.0.3:9/mcp");
     with_log(&lines, || {
         store.save(&second, &sign_in("second")).unwrap();
         assert_eq!(store.load(&second).unwrap(), Some(sign_in("second")));
@@ -381,7 +381,7 @@ fn a_secret_service_that_dies_during_a_run_hands_over_to_the_files_losing_nothin
     let opened = open(TokenStoreChoice::Auto, Some(&key_file), &env).unwrap();
     assert_eq!(opened.store.kind(), StoreKind::Keychain);
     let store = opened.store;
-    let first = entry("https://mcp.example.com/mcp");
+    let first = entry("https://127.0.0.1:9/mcp");
     store.save(&first, &sign_in("first")).unwrap();
 
     let pid = daemon_pid();
@@ -393,7 +393,7 @@ fn a_secret_service_that_dies_during_a_run_hands_over_to_the_files_losing_nothin
     wait_for_exit(pid);
 
     let lines = Lines::default();
-    let second = entry("https://second.example.com/mcp");
+    let second = entry("https://127.0.0.3:9/mcp");
     with_log(&lines, || store.save(&second, &sign_in("second")).unwrap());
     let tokens = state_dir().join("mcp-bridge-rs/vscode/tokens");
     let text = lines.text();

@@ -99,7 +99,8 @@ pub fn authorization_server_urls(issuer: &Url) -> Vec<Url> {
 
 /// Whether the `resource` of the metadata covers the URL of the upstream: the
 /// same scheme, host and port, and a path that is the URL's path or a parent of
-/// it on a segment boundary (RFC 9728 §3.3, RFC 8707 §2).
+/// it on a segment boundary (RFC 9728 §3.3, RFC 8707 §2). A resource with a query
+/// covers only the same URL. The sign-in and `logout` use this one rule.
 pub fn resource_covers(resource: &str, server_url: &Url) -> bool {
     let Ok(resource) = Url::parse(resource) else {
         return false;
@@ -111,6 +112,9 @@ pub fn resource_covers(resource: &str, server_url: &Url) -> bool {
         || resource.fragment().is_some()
     {
         return false;
+    }
+    if resource.query().is_some() {
+        return resource.path() == server_url.path() && resource.query() == server_url.query();
     }
     let covering = resource.path().trim_end_matches('/');
     let path = server_url.path();

@@ -169,32 +169,7 @@ pub fn parse(args: &[OsString]) -> Result<ParsedLogout, ArgsError> {
     }))
 }
 
-/// Whether the `resource` of the protected resource metadata covers `url`: the
-/// same origin, and a path that is the URL's path or one of its parents (on a `/`
-/// boundary). A resource with a query covers only the same URL.
-pub fn resource_covers(resource: &str, url: &Url) -> bool {
-    let Ok(resource) = Url::parse(resource) else {
-        return false;
-    };
-    if resource.scheme() != url.scheme()
-        || resource.host_str().map(str::to_ascii_lowercase)
-            != url.host_str().map(str::to_ascii_lowercase)
-        || resource.port_or_known_default() != url.port_or_known_default()
-        || resource.fragment().is_some()
-    {
-        return false;
-    }
-    if resource.query().is_some() {
-        return resource.path() == url.path() && resource.query() == url.query();
-    }
-    let parent = resource.path().trim_end_matches('/');
-    let path = url.path();
-    parent.is_empty()
-        || path == parent
-        || path
-            .strip_prefix(parent)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
+pub use crate::auth::discovery::resource_covers;
 
 /// The step of logout without an index entry for the URL: with the `resource` of
 /// the server's protected resource metadata, delete the entry of the URL and the
@@ -372,6 +347,29 @@ fn logout_url(args: &LogoutArgs, url: &Url, stores: &[Visited]) -> bool {
             }
         }
     }
+    if deleted == 0 && ok && !stores.is_empty() {
+        // No entry of the URL in the lists of the stores: an entry may still be
+        // there under its own name (a list that lost it). The server's metadata
+        // says whether the URL is its resource.
+        if let Some(resource) = metadata_resource(args, url) {
+            for visited in stores {
+                match delete_by_metadata(
+                    visited.store.as_ref(),
+                    url,
+                    &args.account,
+                    &redirect_uri,
+                    &resource,
+                ) {
+                    Ok(true) => deleted += 1,
+                    Ok(false) => {}
+                    Err(error) => {
+                        ok = false;
+                        could_not_delete(&args.account, &visited.name, &error);
+                    }
+                }
+            }
+        }
+    }
     if deleted > 0 {
         tracing::info!(
             target: VSCODE,
@@ -386,6 +384,28 @@ fn logout_url(args: &LogoutArgs, url: &Url, stores: &[Visited]) -> bool {
         );
     }
     ok
+}
+
+/// The `resource` of the protected resource metadata of the server at `url`,
+/// fetched with the proxy of the environment and the CA certificates of
+/// `--ca-file`; `None` (with a debug line) when there is none to read.
+fn metadata_resource(args: &LogoutArgs, url: &Url) -> Option<String> {
+    use crate::upstream::http::{ProxyEnvironment, build_client};
+    let client = build_client(&args.extra_roots, &ProxyEnvironment::of_process()).ok()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let challenge = crate::auth::challenge::Challenge::default();
+    match runtime.block_on(crate::auth::discovery::protected_resource(
+        &client, url, &challenge,
+    )) {
+        Ok(metadata) => Some(metadata.resource),
+        Err(error) => {
+            tracing::debug!(target: VSCODE, "logout read no protected resource metadata of the URL: {error}");
+            None
+        }
+    }
 }
 
 fn could_not_delete(account: &str, store: &str, error: &StoreError) {

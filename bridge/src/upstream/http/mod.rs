@@ -14,7 +14,7 @@ mod exchange;
 pub mod headers;
 pub mod sse;
 
-pub use client::{ProxyEnvironment, describe};
+pub use client::{ProxyEnvironment, build as build_client, describe};
 
 /// A client of the URL form without a proxy or extra roots, for unit tests.
 #[cfg(test)]
