@@ -134,13 +134,23 @@ async fn a_server_that_accepts_and_never_answers_fails_discover_at_its_time_limi
             connections.push(stream);
         }
     });
-    let mut bridge = bridge_to(&url, &ca_file(), &["--discover-timeout", "1"], &[]);
+    // No token in a memory store: a sign-in can start, so server/discover waits for
+    // both time limits together (the contract's "URL form").
+    let limits = [
+        "--discover-timeout",
+        "1",
+        "--sign-in-timeout",
+        "1",
+        "--token-store",
+        "memory",
+    ];
+    let mut bridge = bridge_to(&url, &ca_file(), &limits, &[]);
     bridge.send(&initialize_frame()).await.unwrap();
     assert_eq!(
         response(&mut bridge).await,
         json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,
             "message":"The upstream server did not answer server/discover. It is not an MCP server of revision 2026-07-28, or it does not respond. See the Output channel of the server.",
-            "data":{"cause":"discover_failed","detail":"no response in 1 s"}}})
+            "data":{"cause":"discover_failed","detail":"no response in 2 s"}}})
     );
     expect_ping_answered(&mut bridge, 2).await;
     let (code, after) = stop(&mut bridge, Duration::from_secs(10)).await;
