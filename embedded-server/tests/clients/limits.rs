@@ -1,9 +1,7 @@
 //! The limits and the end of `bridge-embedded-server` on each path (M5, "Limits in
 //! the process").
 
-mod embedded;
-
-use embedded::*;
+use crate::common::*;
 use serde_json::json;
 use std::time::Duration;
 

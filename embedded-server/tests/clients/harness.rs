@@ -10,8 +10,7 @@ use serde_json::json;
 use std::time::Duration;
 
 fn client(profile: Profile, args: &[&str]) -> SimClient {
-    let exe = workspace_bin::path("bridge-embedded-server", "bridge-embedded-server")
-        .expect("bridge-embedded-server builds");
+    let exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bridge-embedded-server"));
     let mut command = vec![exe.display().to_string()];
     command.extend(args.iter().map(|arg| arg.to_string()));
     let peer = StdioPeer::spawn(&command).expect("the server starts");

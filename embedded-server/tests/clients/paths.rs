@@ -1,9 +1,7 @@
 //! The first line of the client selects the path of `bridge-embedded-server` (M5,
 //! "The bridge in a zig-sdk server", "The Copilot harness and an embedded server").
 
-mod embedded;
-
-use embedded::*;
+use crate::common::*;
 use serde_json::json;
 use std::time::Duration;
 

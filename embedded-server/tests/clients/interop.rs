@@ -15,8 +15,7 @@ fn the_typescript_sdk_calls_the_tools_of_an_embedded_server_and_answers_its_inpu
             .is_dir(),
         "the TypeScript SDK is not installed: run `npm ci --prefix interop` first"
     );
-    let server = workspace_bin::path("bridge-embedded-server", "bridge-embedded-server")
-        .expect("bridge-embedded-server builds");
+    let server = PathBuf::from(env!("CARGO_BIN_EXE_bridge-embedded-server"));
     let output = Command::new("node")
         .arg(interop.join("embedded_stdio_client.mjs"))
         .arg(&server)

@@ -1,5 +1,4 @@
 //! `bridge-embedded-server` over pipes, started as VS Code starts a stdio server.
-#![allow(dead_code)]
 
 use harness_sim::process::{PeerOptions, StdioPeer};
 use serde_json::{Value, json};
@@ -9,8 +8,7 @@ use std::time::Duration;
 pub const EXCHANGE: Duration = Duration::from_secs(30);
 
 pub fn start(args: &[&str]) -> StdioPeer {
-    let exe = workspace_bin::path("bridge-embedded-server", "bridge-embedded-server")
-        .expect("bridge-embedded-server builds");
+    let exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bridge-embedded-server"));
     let mut command = vec![exe.display().to_string()];
     command.extend(args.iter().map(|arg| arg.to_string()));
     StdioPeer::spawn_with(&command, PeerOptions::default()).expect("the server starts")
