@@ -1,7 +1,7 @@
 //! Forwarded requests and their results (R3-R6, O4, O8-O11, C3, quirks), with a
 //! scripted upstream.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::Exit;

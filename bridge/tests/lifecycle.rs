@@ -1,6 +1,6 @@
 //! The lifecycle toward VS Code (R1, R2, C1-C4), with a scripted upstream.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::Exit;

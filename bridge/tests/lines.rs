@@ -1,7 +1,7 @@
 //! Lines of VS Code that are not requests the bridge accepts: each gets the error of
 //! the contract, and the bridge keeps serving.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::config::Limits;

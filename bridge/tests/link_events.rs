@@ -2,7 +2,7 @@
 //! server in the same process): a failed request, a question for VS Code, its end,
 //! and what it learns of VS Code's side.
 
-mod common;
+use crate::common;
 
 use common::{Bridge, Upstream, WAIT, vscode_initialize};
 use mcp_bridge_vscode::Exit;

@@ -1,7 +1,7 @@
 //! Logging, the listen stream, list changes and subscriptions (R2, O5-O7, M3
 //! quirks), with a scripted upstream.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! M3 over the pipes: the list change of a tool call reaches VS Code before the
 //! result, every time, and subscriptions deliver updates.
 
-mod pipes;
+use crate::pipes;
 
 use pipes::*;
 use serde_json::json;

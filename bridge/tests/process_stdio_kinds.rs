@@ -3,7 +3,7 @@
 //! writing side; a shell gives pipes and closes them. Both kinds must serve, stop
 //! at the end of stdin, and see that end even when the session no longer reads.
 
-mod pipes;
+use crate::pipes;
 
 use harness_sim::server_stdio::{self, ServerInput, ServerOutput, StderrTo, StdioKind};
 use pipes::{EXCHANGE, bridge_exe, fixture_exe, initialize_frame};

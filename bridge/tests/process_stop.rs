@@ -1,7 +1,7 @@
 //! The two ends of a bridge process (R7, the stop sequence, "When the upstream server
 //! stops"): exit codes, bounded stops, and no process left behind.
 
-mod pipes;
+use crate::pipes;
 
 use pipes::*;
 use serde_json::json;

@@ -6,7 +6,7 @@
 //! recursion limit of serde_json (`wire::codec::MAX_DEPTH`), which refuses deeper
 //! frames without using the stack.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::config::Limits;

@@ -10,8 +10,8 @@
 //! debug build); `MCP_BRIDGE_LOAD_REQUESTS=<n>` runs another count. The figures of
 //! a run are in fuzz/README.md, "Load".
 
-mod memory;
-mod pipes;
+use crate::memory;
+use crate::pipes;
 
 use harness_sim::process::{PeerOptions, StdioPeer};
 use memory::{rss_kib, status_kib};

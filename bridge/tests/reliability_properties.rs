@@ -9,7 +9,7 @@
 //! - No rule panics on any JSON value.
 //! - The id of a line over the limit is recovered from its start or its end.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::notify::events;

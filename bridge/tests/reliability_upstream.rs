@@ -3,7 +3,7 @@
 //! faults of a real process). Each case: the error of the contract, the exit code,
 //! the lines of the Output channel, and every request answered exactly once.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::Exit;

@@ -4,7 +4,7 @@
 //! the lines of the Output channel, and no process left behind (stderr ends, and
 //! the process group of the upstream is empty).
 
-mod pipes;
+use crate::pipes;
 
 use harness_sim::process::StdioPeer;
 use pipes::*;

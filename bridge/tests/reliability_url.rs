@@ -12,10 +12,10 @@
 //!
 //! No assertion on speed: the machine is shared.
 
-mod https_fixture;
-mod memory;
-mod pipes;
-mod tiny_http;
+use crate::https_fixture;
+use crate::memory;
+use crate::pipes;
+use crate::tiny_http;
 
 use harness_sim::process::StdioPeer;
 use https_fixture::{HttpsFixture, bridge, bridge_to};

@@ -1,7 +1,7 @@
 //! The rounds of input requests that the bridge does for VS Code (R8, O1-O3, C2,
 //! quirks, M2), with a scripted upstream.
 
-mod common;
+use crate::common;
 
 use common::*;
 use mcp_bridge_vscode::Exit;

@@ -3,8 +3,8 @@
 //! that follows the one-time start URL, the consent page and the redirect (the
 //! fixture's `--browse`, or headless Chromium).
 
-mod https_fixture;
-mod pipes;
+use crate::https_fixture;
+use crate::pipes;
 
 use https_fixture::{HttpsFixture, bridge};
 use pipes::*;

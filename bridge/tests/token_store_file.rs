@@ -3,6 +3,7 @@
 //! and two processes that write at once corrupt nothing. The writers are this test
 //! executable again, started as a child with the environment of a writer.
 
+use crate::pipes;
 use mcp_bridge_vscode::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
@@ -228,7 +229,8 @@ fn writer_if_asked() {
 
 fn writer(test: &str, dir: &Path, label: &str, urls: &[&str], rounds: u64) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args(["--exact", &pipes::libtest_name(module_path!(), test)])
+        .args(["--nocapture", "--test-threads=1"])
         .env(WRITER, dir)
         .env("WRITER_LABEL", label)
         .env("WRITER_ENTRIES", urls.join(" "))

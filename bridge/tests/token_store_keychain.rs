@@ -5,6 +5,7 @@
 //! `secret-tool`. Without the tools, a test fails and names them (.ci/run installs
 //! them).
 
+use crate::pipes;
 use mcp_bridge_vscode::auth::store::{
     ClientOption, EntryKey, FileStore, KeychainStore, NativeKeychain, SERVICE, StoreKind,
     StoredSignIn, TokenKey, TokenStore, open,
@@ -63,7 +64,8 @@ fn in_own_session(name: &str) -> bool {
             "sh",
         ])
         .arg(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .args(["--exact", &pipes::libtest_name(module_path!(), name)])
+        .args(["--nocapture", "--test-threads=1"])
         .env(INSIDE, "1")
         .env("HOME", home.path())
         .env("XDG_RUNTIME_DIR", &runtime)

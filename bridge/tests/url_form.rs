@@ -2,8 +2,8 @@
 //! server over HTTPS (rustls on both sides, the fixture's own test CA through
 //! `--ca-file`), as VS Code starts it.
 
-mod https_fixture;
-mod pipes;
+use crate::https_fixture;
+use crate::pipes;
 
 use https_fixture::{HttpsFixture, bridge};
 use pipes::*;

@@ -9,8 +9,8 @@
 //! presents a certificate for that name too, made with tls-fixtures in a temporary
 //! folder (`--tls-dir`). The proxy's own log shows which requests went through it.
 
-mod https_fixture;
-mod pipes;
+use crate::https_fixture;
+use crate::pipes;
 
 use https_fixture::{HttpsFixture, bridge_to};
 use pipes::*;

@@ -128,3 +128,13 @@ pub async fn expect_three_list_changes(peer: &mut StdioPeer) {
         ]
     );
 }
+
+/// The name by which libtest knows `test` of the module `module_path` (its
+/// `module_path!()`), for a test that runs itself again in a child with `--exact`:
+/// the path without the crate of the test executable.
+pub fn libtest_name(module_path: &str, test: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_owned(),
+    }
+}

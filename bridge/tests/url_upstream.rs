@@ -1,0 +1,23 @@
+//! The bridge executable in front of an upstream server at a URL: the URL form, the
+//! proxy, reliability, the sign-in, the token stores, logout, the TypeScript SDK 2.x
+//! and the official suite's client mode.
+//!
+//! One test executable for these files (autotests are off in Cargo.toml): each
+//! executable links the bridge and its dependencies once, which is most of the
+//! build time of the tests.
+
+mod https_fixture;
+mod memory;
+mod pipes;
+mod tiny_http;
+
+mod interop_url;
+mod logout;
+mod official_suite_client;
+mod reliability_url;
+mod sign_in;
+mod token_store_file;
+mod token_store_keychain;
+mod token_store_start;
+mod url_form;
+mod url_proxy;
