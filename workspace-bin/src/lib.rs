@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+mod fresh;
+
 /// Why a binary could not be found or built.
 #[derive(Debug)]
 pub struct BinError(String);
@@ -67,20 +69,34 @@ pub fn profile_dir() -> Result<PathBuf, BinError> {
     Ok(dir)
 }
 
-/// `cargo build` of the executable `bin` of `package` with the profile of the
-/// running executable, into its target folder: Cargo does nothing when the
-/// executable is fresh. The conformance runner calls it before each run, so that
-/// it never starts a stale bridge.
+/// Brings the executable `bin` of `package` up to date: `cargo build` with the
+/// profile of the running executable, into its target folder, unless the
+/// executable is newer than every source file it is built from. The conformance
+/// runner calls it before each run, so that it never starts a stale bridge.
+///
+/// Cargo alone would be wrong here under `cargo test --workspace`: that build
+/// unifies the features of every package of the workspace, and `cargo build -p`
+/// of one package would build it again with its own features, dependencies and
+/// all, for minutes, to replace an executable that was fresh.
 pub fn build(package: &str, bin: &str) -> Result<(), BinError> {
-    build_in(package, bin, &profile_dir()?)
+    let dir = profile_dir()?;
+    let exe = dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    if fresh::is_fresh(&workspace_manifest(), package, &exe) {
+        return Ok(());
+    }
+    build_in(package, bin, &dir)
+}
+
+/// The manifest of the workspace of this crate, whatever the current folder.
+fn workspace_manifest() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
 }
 
 fn build_in(package: &str, bin: &str, dir: &Path) -> Result<(), BinError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.args(["build", "--quiet", "-p", package, "--bin", bin]);
-    // The workspace of this crate, whatever the current folder.
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let manifest = workspace_manifest();
     if manifest.is_file() {
         command.arg("--manifest-path").arg(&manifest);
     }
