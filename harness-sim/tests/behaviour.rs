@@ -2,7 +2,7 @@
 //! nextCursor-null loop (R4), the schema checks (R6), the server-cancel
 //! quirk, and the CLI's report.
 
-mod common;
+use crate::common;
 
 use common::{client, copilot_opening, harness_sim, init_result, script, script_command};
 use harness_sim::client::{CallOutcome, EventKind, ListFailure};

@@ -3,7 +3,7 @@
 //! initialize. The tests assert the behaviour of the contract by milestone:
 //! M1 lists and calls, M2 input requests, M3 list changes before results.
 
-mod common;
+use crate::common;
 
 use common::{accepting_policy, bridge_command, client, result_text};
 use harness_sim::client::{CallOutcome, StopStep, WirePath};

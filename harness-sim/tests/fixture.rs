@@ -4,7 +4,7 @@
 //! for initialize (seed: "A zig-sdk server on stdio answers its initialize
 //! with -32601"), shown as VS Code shows it.
 
-mod common;
+use crate::common;
 
 use common::{accepting_policy, client, fixture, result_text};
 use harness_sim::client::{CallOutcome, EventKind, StopStep, WirePath};

@@ -2,7 +2,7 @@
 //! `shared/reference/vscode/frames/` (played by the scripted server), and
 //! snapshotted with insta (UUIDs and trace ids replaced by placeholders).
 
-mod common;
+use crate::common;
 
 use common::{assert_same_frames, c2s_frames, normalize, scripted};
 use harness_sim::answers::{FormAnswer, SamplingAnswer, UrlAnswer};

@@ -2,7 +2,7 @@
 //! initialize answer is outstanding, and copilot-cli's delay between
 //! `notifications/initialized` and `tools/list` (60-300 ms observed).
 
-mod common;
+use crate::common;
 
 use common::{client, copilot_opening, script, scripted};
 use harness_sim::client::{EventKind, INITIALIZE_WAIT_LOG_LINE, SimError};

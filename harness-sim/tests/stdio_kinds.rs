@@ -5,7 +5,7 @@
 //! stays open.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use harness_sim::StdioPeer;
 use harness_sim::process::{PeerOptions, StdioKind};

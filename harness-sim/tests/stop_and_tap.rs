@@ -1,7 +1,7 @@
 //! The stop sequences (with shortened timers), the second stop of VS Code, and the tap: byte-for-byte
 //! pass-through, the recording with redaction, and its replay.
 
-mod common;
+use crate::common;
 
 use harness_sim::client::{SimClient, StopStep, StopTimers};
 use harness_sim::record::{Dir, Payload, REDACTED, Transcript};

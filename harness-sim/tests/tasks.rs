@@ -3,7 +3,7 @@
 //! the following of a task to its result, and the requests of the server that
 //! the client runs as tasks. copilot-cli never sends `task`.
 
-mod common;
+use crate::common;
 
 use common::{client, copilot_opening, init_result, script, script_command};
 use harness_sim::client::{CallOutcome, EventKind};
