@@ -6,9 +6,12 @@
 //! clone builds the bridge and the fixture in release. Under Cargo (when `CARGO`
 //! is set) the runner also asks Cargo to bring them up to date first, so a run
 //! never uses a stale bridge; Cargo does nothing when they are fresh.
-//! `MCP_CONFORMANCE_BRIDGE` and `MCP_CONFORMANCE_FIXTURE` name other executables.
+//! `MCP_CONFORMANCE_BRIDGE`, `MCP_CONFORMANCE_FIXTURE` and `MCP_CONFORMANCE_EMBEDDED`
+//! name other executables. The embedded server is found only when a transcript
+//! needs it: a run without one does not build it.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 /// The paths of the three executables.
 #[derive(Debug, Clone)]
@@ -17,6 +20,8 @@ pub struct Bins {
     pub fixture: PathBuf,
     /// `mcp-conformance`, started by the bridge as `mcp-conformance relay PORT TOKEN`.
     pub relay: PathBuf,
+    /// `bridge-embedded-server`, found at its first use.
+    embedded: Arc<OnceLock<Result<PathBuf, String>>>,
 }
 
 impl Bins {
@@ -35,7 +40,21 @@ impl Bins {
                 "bridge-fixture-server",
             )?,
             relay,
+            embedded: Arc::default(),
         })
+    }
+
+    /// `bridge-embedded-server`, the process under test of the transcripts of M5.
+    pub fn embedded(&self) -> Result<PathBuf, String> {
+        self.embedded
+            .get_or_init(|| {
+                one(
+                    "MCP_CONFORMANCE_EMBEDDED",
+                    "bridge-embedded-server",
+                    "bridge-embedded-server",
+                )
+            })
+            .clone()
     }
 }
 

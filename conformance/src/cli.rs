@@ -132,6 +132,16 @@ async fn run(args: RunArgs) -> i32 {
         .into_iter()
         .filter(|l| suite::selected(l, args.milestone.as_deref(), args.item.as_deref()))
         .collect();
+    // Found (and built when needed) before the runs start, not in one of them.
+    let needs_embedded = loaded.iter().any(|loaded| {
+        loaded
+            .as_ref()
+            .is_ok_and(|t| t.header.upstream == crate::format::Upstream::Embedded)
+    });
+    if needs_embedded && let Err(message) = env.bins.embedded() {
+        eprintln!("mcp-conformance: {message}");
+        return 2;
+    }
     let outcomes = suite::run_all(loaded, env, args.jobs.unwrap_or_else(suite::default_jobs)).await;
     let matrix = Matrix::build(
         &catalog,

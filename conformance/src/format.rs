@@ -63,6 +63,10 @@ pub enum Upstream {
     /// No upstream: `bridge_args` is the whole command line of the bridge (for the
     /// options and exit codes).
     None,
+    /// The process under test is `bridge-embedded-server` (M5), an rmcp server with
+    /// the bridge inside, and `bridge_args` its whole command line: its upstream is
+    /// in its own process, so the runner sees no upstream frame.
+    Embedded,
 }
 
 impl Upstream {
@@ -320,6 +324,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
     }
     let upstream = match header.get("upstream") {
         Some(Value::String(none)) if none == "none" => Upstream::None,
+        Some(Value::String(embedded)) if embedded == "embedded" => Upstream::Embedded,
         Some(Value::Object(object)) if object.len() == 1 && object.contains_key("scripted") => {
             let flag = |name: &str, default: bool| {
                 object
@@ -346,7 +351,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         }
         _ => {
             return Err(
-                "the header needs \"upstream\": {\"scripted\":{}}, {\"fixture\":[args]}, {\"https_fixture\":[args]} or \"none\""
+                "the header needs \"upstream\": {\"scripted\":{}}, {\"fixture\":[args]}, {\"https_fixture\":[args]}, \"embedded\" or \"none\""
                     .into(),
             );
         }
@@ -512,15 +517,15 @@ fn parse_step(
         "expect_raw" => StepKind::ExpectRaw(regex_of(&value)?),
         "expect_silence_ms" => StepKind::ExpectSilence(millis_of(&value)?),
         "upstream_expect" => {
-            if header.upstream == Upstream::None {
-                return Err("upstream_expect needs an upstream".into());
+            if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
+                return Err("upstream_expect needs an upstream that the runner sees".into());
             }
             StepKind::UpstreamExpect(value)
         }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,
         "expect_upstream_gone" => {
-            if header.upstream == Upstream::None {
-                return Err("expect_upstream_gone needs an upstream".into());
+            if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
+                return Err("expect_upstream_gone needs an upstream process".into());
             }
             StepKind::ExpectUpstreamGone
         }

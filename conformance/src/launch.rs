@@ -56,7 +56,7 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
             ignore_sigterm: *ignore_sigterm,
         }),
         Upstream::Fixture(args) => Some(Mode::Fixture(env.bins.fixture.clone(), args.clone())),
-        Upstream::None | Upstream::HttpsFixture(_) => None,
+        Upstream::None | Upstream::HttpsFixture(_) | Upstream::Embedded => None,
     };
     let hub = match mode {
         Some(mode) => Some(
@@ -66,7 +66,11 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         ),
         None => None,
     };
-    let mut command = vec![env.bins.bridge.to_string_lossy().into_owned()];
+    let program = match &header.upstream {
+        Upstream::Embedded => env.bins.embedded()?,
+        _ => env.bins.bridge.clone(),
+    };
+    let mut command = vec![program.to_string_lossy().into_owned()];
     command.extend(header.bridge_args.iter().cloned());
     if let Some(hub) = &hub {
         command.push("--".into());
