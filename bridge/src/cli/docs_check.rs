@@ -40,8 +40,11 @@ fn is_bridge(command: &str) -> bool {
     file == "mcp-bridge-vscode" || file == "mcp-bridge-vscode.exe"
 }
 
-/// The bridge entries of one JSON block: (server name, args, env of the entry).
-fn bridge_entries(config: &Value) -> Vec<(String, Vec<String>, Vec<(String, String)>)> {
+/// One bridge entry of a block: its server name, its `args` and its `env`.
+type Entry = (String, Vec<String>, Vec<(String, String)>);
+
+/// The bridge entries of one JSON block.
+fn bridge_entries(config: &Value) -> Vec<Entry> {
     let mut out = Vec::new();
     for key in ["servers", "mcpServers"] {
         let Some(servers) = config[key].as_object() else {
