@@ -12,6 +12,18 @@ const PAGE: &str = include_str!(concat!(
     "/../docs/configuration.md"
 ));
 
+/// The other pages with `.vscode/mcp.json` entries for the bridge.
+const OTHER_PAGES: [(&str, &str); 2] = [
+    (
+        "README.md",
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")),
+    ),
+    (
+        "docs/toolkit.md",
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/toolkit.md")),
+    ),
+];
+
 /// The fenced blocks of `page` whose info string is `lang`.
 fn blocks<'a>(page: &'a str, lang: &str) -> Vec<&'a str> {
     let open = format!("```{lang}\n");
@@ -111,6 +123,26 @@ fn every_bridge_entry_of_the_page_is_accepted_by_the_parser() {
     // The forms of the page: stdio (2), URL with sign-in, static header, client
     // with a secret, two redirect ports (2), two accounts (2), file store, proxy.
     assert_eq!(checked, 11);
+}
+
+#[test]
+fn the_bridge_entries_of_the_readme_and_the_toolkit_are_accepted_by_the_parser() {
+    let mut checked = 0;
+    for (page, text) in OTHER_PAGES {
+        for block in blocks(text, "json") {
+            let Ok(config) = serde_json::from_str::<Value>(block) else {
+                // The answer files and headers of the toolkit are no configuration.
+                continue;
+            };
+            for (name, args, env) in bridge_entries(&config) {
+                accepts(&args, &env)
+                    .unwrap_or_else(|error| panic!("the entry {name} of {page}: {error}"));
+                checked += 1;
+            }
+        }
+    }
+    // README: the first entry; toolkit: stdio, HTTPS, sign-in.
+    assert_eq!(checked, 4);
 }
 
 #[test]
