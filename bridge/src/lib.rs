@@ -39,6 +39,8 @@ pub mod rules;
 pub mod run;
 pub mod serve;
 pub mod session;
+#[cfg(test)]
+mod troubleshooting_check;
 pub mod upstream;
 pub mod wire;
 

@@ -3,6 +3,7 @@
 //! ```text
 //! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--jobs N] [--dir DIR] [FILES...]
 //! mcp-conformance replay FILE
+//! mcp-conformance contract --run RUN.json  (prints docs/contract.md)
 //! mcp-conformance relay PORT TOKEN        (the bridge's upstream command; not for people)
 //! ```
 //!
@@ -40,6 +41,16 @@ enum Command {
     Replay {
         file: PathBuf,
         /// The transcripts folder (the catalog and the schemas).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Prints docs/contract.md: the catalog's items with the cells and transcripts of
+    /// a recorded run (the JSON of `run --json`).
+    Contract {
+        /// The JSON of `mcp-conformance run --json`.
+        #[arg(long)]
+        run: PathBuf,
+        /// The transcripts folder (the catalog).
         #[arg(long)]
         dir: Option<PathBuf>,
     },
@@ -85,6 +96,7 @@ pub async fn main(args: Vec<std::ffi::OsString>) -> i32 {
     match args.command {
         Some(Command::Relay { port, token }) => crate::relay::run(port, &token).await,
         Some(Command::Replay { file, dir }) => replay(file, dir).await,
+        Some(Command::Contract { run, dir }) => contract(&run, dir),
         Some(Command::Run(run_args)) => run(run_args).await,
         None => run(args.run).await,
     }
@@ -177,6 +189,30 @@ async fn run(args: RunArgs) -> i32 {
         println!("{}", matrix.summary_line());
     }
     i32::from(matrix.failed > 0)
+}
+
+fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {
+    let dir = dir.unwrap_or_else(crate::paths::transcripts_dir);
+    let catalog = match Catalog::load(&dir.join("catalog.json")) {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            eprintln!("mcp-conformance: {error}");
+            return 2;
+        }
+    };
+    let recorded = std::fs::read_to_string(run)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
+    match recorded {
+        Ok(recorded) => {
+            print!("{}", crate::contract_page::render(&catalog, &recorded));
+            0
+        }
+        Err(error) => {
+            eprintln!("mcp-conformance: {}: {error}", run.display());
+            2
+        }
+    }
 }
 
 async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {

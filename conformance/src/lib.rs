@@ -24,6 +24,7 @@
 //!   the rules of the reference), one file for each side (`client`, `upstream`).
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
+//! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
 //! - [`process_group`]: whether the upstream's process group is gone.
 #![forbid(unsafe_code)]
 
@@ -31,6 +32,7 @@ pub mod bins;
 pub mod catalog;
 pub mod checks;
 pub mod cli;
+pub mod contract_page;
 pub mod format;
 pub mod https_upstream;
 pub mod launch;

@@ -61,7 +61,7 @@ const LOGOUT_OPTIONS: [&str; 5] = [
     "ca-file",
 ];
 
-fn command() -> Command {
+pub(super) fn command() -> Command {
     Command::new("mcp-bridge-vscode logout")
         .override_usage(LOGOUT_USAGE)
         .args_override_self(true)

@@ -6,6 +6,8 @@
 //! usage, exit code 2). An error line names the option, never its value. The
 //! checks of the URL form are in [`url_form`].
 
+#[cfg(test)]
+mod docs_check;
 pub mod logout;
 pub mod url_form;
 
