@@ -12,6 +12,9 @@
 //!   without following it (a second request stops the sign-in);
 //! - `$FIXTURE_BROWSER_WRONG_TOKEN`: a browser that first requests the start URL
 //!   with a wrong token (which must get 404), then follows the right one;
+//! - `$FIXTURE_BROWSER_AGAIN`: a browser that signs in through the start URL,
+//!   then requests the start URL once more (after the redirect, which must get
+//!   404 and the warning that suggests logout);
 //! - `$FREE_PORT`: a port that nothing listens on; `$BUSY_PORT`: a port that the
 //!   runner listens on for the whole run (another program's redirect port).
 
@@ -122,6 +125,7 @@ impl HttpsUpstream {
                 "$FIXTURE_BROWSER_WRONG_TOKEN",
                 &script("browser-wrong-token"),
             )
+            .replace("$FIXTURE_BROWSER_AGAIN", &script("browser-again"))
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$FREE_PORT", &self.free_port.to_string())
             .replace("$BUSY_PORT", &busy.to_string())
@@ -171,6 +175,10 @@ for url in sys.argv[1:]:\n    try: opener.open(url)\n    except urllib.error.HTT
         (
             "browser-twice",
             format!("{guard}\n{get} \"$1\" \"$1\" >/dev/null 2>&1"),
+        ),
+        (
+            "browser-again",
+            format!("{guard}\n{browse} || exit 1\n[ \"$({get} \"$1\")\" = 404 ] || exit 1"),
         ),
         (
             "browser-wrong-token",

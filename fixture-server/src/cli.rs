@@ -111,7 +111,9 @@ the origin https://127.0.0.1:PORT (the stdout lines stay the same):
                      /.well-known/oauth-authorization-server (and openid-configuration),
                      /authorize (a consent page that approves by itself), /token,
                      /register, /fixture/client.json[?port=N], and POST
-                     /fixture/forget-clients and /fixture/expire-tokens (204). Clients:
+                     /fixture/forget-clients and /fixture/expire-tokens (204), and GET
+                     /fixture/secrets (every state, verifier, code, token and client
+                     secret seen, and the count of code exchanges). Clients:
                      bridge-fixture-confidential (secret bridge-fixture-secret-0123456789)
                      and bridge-fixture-public, redirect URI http://127.0.0.1/callback
                      (any port)
@@ -127,6 +129,13 @@ the origin https://127.0.0.1:PORT (the stdout lines stay the same):
   --token-lifetime S The lifetime of access tokens in seconds (default 900)
   --no-refresh-tokens  Issues no refresh tokens
   --invalid-grant    Every refresh gets invalid_grant
+  --hostile-authorization-endpoint KIND  The metadata names an authorization_endpoint
+                     that no client may open: shell (shell metacharacters that would
+                     create /tmp/bridge-fixture-pwned-PORT), javascript
+                     (javascript:alert(1)) or file (file:///etc/passwd)
+  --hostile-redirect KIND  The approval redirects with another issuer's iss
+                     (wrong-iss), another state (wrong-state), or a code that was
+                     already redeemed (replayed-code)
 
 The test browser (no server):
   --browse URL       GETs URL, follows redirects and <meta http-equiv=\"refresh\"> (up to
@@ -302,6 +311,16 @@ const OPTIONS: &[OptionSpec] = &[
         name: "--invalid-grant",
         short: None,
         takes_value: false,
+    },
+    OptionSpec {
+        name: "--hostile-authorization-endpoint",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--hostile-redirect",
+        short: None,
+        takes_value: true,
     },
     OptionSpec {
         name: "--browse",
@@ -490,7 +509,7 @@ fn check_browse(options: &Options) -> Result<(), CliError> {
 fn check_transport(options: &Options) -> Result<(), CliError> {
     if options.auth.has_sub_options() && !options.auth.enabled {
         return Err(CliError(
-            "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant) need --auth".into(),
+            "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect) need --auth".into(),
         ));
     }
     if options.auth.enabled && options.transport == Transport::Stdio {

@@ -23,6 +23,17 @@ impl Secret {
         Ok(Self(URL_SAFE_NO_PAD.encode(bytes)))
     }
 
+    /// The token of a one-time start URL (M6). A debug build with
+    /// `MCP_BRIDGE_TEST_FAULT=no-random-start-token` gets no random data here, so
+    /// that a test can see what a system without random data gets (LOG-NO-RANDOM).
+    pub fn start_token() -> Result<Self, NoRandomData> {
+        #[cfg(debug_assertions)]
+        if std::env::var("MCP_BRIDGE_TEST_FAULT").as_deref() == Ok("no-random-start-token") {
+            return Err(NoRandomData("the test fault no-random-start-token".into()));
+        }
+        Self::random()
+    }
+
     #[cfg(test)]
     pub fn for_tests(text: &str) -> Self {
         Self(text.to_owned())

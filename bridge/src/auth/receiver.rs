@@ -10,10 +10,12 @@ use super::errors::SignInError;
 use super::pkce::Secret;
 use crate::log::BRIDGE;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 /// The most a request head may have.
 const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -81,6 +83,42 @@ impl Receiver {
     pub async fn serve_after(&self, gate: &mut Gate) {
         let _ = self.serve(gate).await;
         std::future::pending::<()>().await;
+    }
+}
+
+/// The receiver of the last sign-in with a start URL, which serves on after its
+/// redirect until the sign-in's time limit: a later request of the start URL (the
+/// user's browser, after another program signed in first) then gets the warning
+/// that suggests logout instead of a refused connection. One per upstream URL,
+/// shared by the links of its connects; the next sign-in stops it to take the port.
+#[derive(Debug, Clone, Default)]
+pub struct Lingering(Arc<Mutex<Option<JoinHandle<()>>>>);
+
+impl Lingering {
+    /// Serves `gate` on `receiver` until `deadline`, in its own task; a receiver
+    /// that lingered before stops.
+    pub fn start(&self, receiver: Receiver, mut gate: Gate, deadline: Instant) {
+        let task = tokio::spawn(async move {
+            let _ = tokio::time::timeout_at(deadline, receiver.serve_after(&mut gate)).await;
+        });
+        if let Some(before) = self.slot().replace(task) {
+            before.abort();
+        }
+    }
+
+    /// Stops the receiver that lingers, and waits until its port is free.
+    pub async fn stop(&self) {
+        let task = self.slot().take();
+        if let Some(task) = task {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Option<JoinHandle<()>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -260,6 +298,11 @@ impl Gate {
             redirected: false,
             server_url: server_url.to_owned(),
         }
+    }
+
+    /// Whether the browser got a start URL of this sign-in.
+    pub fn has_start_url(&self) -> bool {
+        self.start.is_some()
     }
 
     /// The answer to one request line (`GET /callback?... HTTP/1.1`), and the end

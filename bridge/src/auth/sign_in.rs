@@ -14,7 +14,7 @@ use super::client_id::{self, Client, ClientOptions, Registered};
 use super::discovery::{self, AuthorizationServer, ProtectedResource};
 use super::errors::SignInError;
 use super::pkce::{AuthorizationSecrets, Secret};
-use super::receiver::{self, Gate, Receiver, Redirect, StartUrl};
+use super::receiver::{self, Gate, Lingering, Receiver, Redirect, StartUrl};
 use super::store::{EntryKey, StoredSignIn, TokenStore};
 use super::tokens::{self, Refreshed, TokenResponse};
 use crate::log::{BRIDGE, SIGN_IN};
@@ -47,6 +47,8 @@ pub struct SignInSettings {
     pub sandbox: bool,
     pub client: ClientOptions,
     pub opener: Opener,
+    /// The receiver that serves on after the last sign-in of this URL.
+    pub lingering: Lingering,
 }
 
 /// The access token that a request carries, and which sign-in gave it.
@@ -335,6 +337,7 @@ impl Authorizer {
             tracing::warn!(target: BRIDGE, "the authorization URL is not valid ({error}), thus the bridge does not open it");
             SignInError::UnsafeAuthorizationUrl(error)
         })?;
+        self.settings.lingering.stop().await;
         let receiver = Receiver::bind(self.settings.redirect_port).inspect_err(|_| {
             tracing::warn!(
                 target: BRIDGE,
@@ -356,6 +359,7 @@ impl Authorizer {
             self.settings.server_url.as_str(),
         );
         let timeout = self.settings.sign_in_timeout;
+        let deadline = Instant::now() + timeout;
         let redirect = tokio::select! {
             outcome = receiver.serve(&mut gate) => outcome,
             () = tokio::time::sleep(timeout) => {
@@ -371,20 +375,24 @@ impl Authorizer {
             }
         };
         let redirect = redirect?;
-        check_issuer(&redirect, &server)?;
-        let token_endpoint = endpoint(&server.token_endpoint)?;
-        let exchanged = tokio::select! {
-            tokens = tokens::exchange_code(
-                &self.http,
-                &token_endpoint,
-                &client,
-                &redirect.code,
-                &redirect_uri,
-                secrets.verifier.expose(),
-                &resource.resource,
-            ) => tokens,
-            () = receiver.serve_after(&mut gate) => Err(SignInError::Canceled),
+        let exchanged = match check_issuer(&redirect, &server)
+            .and_then(|()| endpoint(&server.token_endpoint))
+        {
+            Ok(token_endpoint) => tokio::select! {
+                tokens = tokens::exchange_code(
+                    &self.http,
+                    &token_endpoint,
+                    &client,
+                    &redirect.code,
+                    &redirect_uri,
+                    secrets.verifier.expose(),
+                    &resource.resource,
+                ) => tokens,
+                () = receiver.serve_after(&mut gate) => Err(SignInError::Canceled),
+            },
+            Err(error) => Err(error),
         };
+        self.linger(receiver, gate, deadline);
         let tokens = exchanged?;
         let granted_scope = tokens.scope.clone().or_else(|| scope.clone());
         self.current().scope = granted_scope.or(scope);
@@ -403,6 +411,14 @@ impl Authorizer {
         }
         let _ = client_side.events.send(UpstreamEvent::SignedIn).await;
         Ok(())
+    }
+
+    /// After the redirect of a sign-in that opened a start URL, the receiver serves
+    /// on until `deadline` ([`Lingering`]); without a start URL it closes now.
+    fn linger(&self, receiver: Receiver, gate: Gate, deadline: Instant) {
+        if gate.has_start_url() {
+            self.settings.lingering.start(receiver, gate, deadline);
+        }
     }
 
     /// The client that an earlier sign-in registered, for the same issuer.
@@ -450,7 +466,7 @@ impl Authorizer {
         if self.settings.no_browser {
             return None;
         }
-        let Ok(token) = Secret::random() else {
+        let Ok(token) = Secret::start_token() else {
             tracing::warn!(target: BRIDGE, "the bridge has no random data for the start URL, thus it does not open the browser");
             tracing::warn!(target: BRIDGE, "the browser did not open: open the URL of the sign-in line in a browser");
             return None;

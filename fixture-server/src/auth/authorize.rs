@@ -13,7 +13,9 @@ use hyper::{Response, StatusCode};
 use url::Url;
 
 use super::clients::Client;
+use super::options::{HostileRedirect, WRONG_ISSUER};
 use super::respond::{self, escape};
+use super::secrets::Kind;
 use super::{AuthServer, READ, parse_scopes};
 use crate::https::endpoint::ResponseBody;
 
@@ -70,6 +72,7 @@ impl AuthServer {
         let Some(state) = state else {
             return fail("invalid_request", "The request has no state.");
         };
+        self.secrets.keep(Kind::State, state);
         let Some(challenge) = params.get("code_challenge") else {
             return fail(
                 "invalid_request",
@@ -203,15 +206,44 @@ impl AuthServer {
                 Some(&pending.state),
             );
         };
+        self.secrets.keep(Kind::Code, &code);
         crate::info!(
             "auth",
             "approved: a code for the client {} (scope {})",
             pending.client_id,
             pending.scopes.join(" ")
         );
-        let mut pairs = vec![("code", code.as_str()), ("state", pending.state.as_str())];
+        let mut state = pending.state.clone();
+        let mut issuer = self.issuer.as_str();
+        match self.options.hostile_redirect {
+            Some(HostileRedirect::WrongIss) => {
+                crate::info!(
+                    "auth",
+                    "--hostile-redirect wrong-iss: the redirect names the issuer {WRONG_ISSUER}"
+                );
+                issuer = WRONG_ISSUER;
+            }
+            Some(HostileRedirect::WrongState) => {
+                crate::info!(
+                    "auth",
+                    "--hostile-redirect wrong-state: the redirect has another state"
+                );
+                state = super::random::token().unwrap_or_else(|| "another-state".into());
+                self.secrets.keep(Kind::State, &state);
+            }
+            Some(HostileRedirect::ReplayedCode) => {
+                // As another program that got the code first would have done.
+                crate::info!(
+                    "auth",
+                    "--hostile-redirect replayed-code: the code is redeemed before the redirect"
+                );
+                let _ = self.grants.use_code(&code);
+            }
+            None => {}
+        }
+        let mut pairs = vec![("code", code.as_str()), ("state", state.as_str())];
         if self.options.iss {
-            pairs.push(("iss", self.issuer.as_str()));
+            pairs.push(("iss", issuer));
         }
         respond::redirect(&with_query(&pending.redirect_uri, &pairs))
     }

@@ -19,6 +19,14 @@ impl AuthServer {
         format!("{}{PRM_PATH}", self.issuer)
     }
 
+    /// The port of the issuer.
+    pub fn port(&self) -> u16 {
+        url::Url::parse(&self.issuer)
+            .ok()
+            .and_then(|url| url.port_or_known_default())
+            .unwrap_or_default()
+    }
+
     pub fn protected_resource_metadata(&self) -> Value {
         json!({
             "resource": self.resource,
@@ -30,9 +38,13 @@ impl AuthServer {
 
     pub fn authorization_server_metadata(&self) -> Value {
         let issuer = &self.issuer;
+        let authorization_endpoint = match self.options.hostile_endpoint {
+            Some(hostile) => hostile.url(self.port()),
+            None => format!("{issuer}/authorize"),
+        };
         let mut metadata = json!({
             "issuer": issuer,
-            "authorization_endpoint": format!("{issuer}/authorize"),
+            "authorization_endpoint": authorization_endpoint,
             "token_endpoint": format!("{issuer}/token"),
             "scopes_supported": SCOPES,
             "response_types_supported": ["code"],

@@ -14,7 +14,9 @@
 //! - `POST /token` ([`token`]); `POST /register` ([`register`], not with
 //!   `--no-registration`);
 //! - `GET /fixture/client.json[?port=N]` ([`cimd`]), `POST /fixture/forget-clients`
-//!   and `POST /fixture/expire-tokens` (204): switches for the tests of clients.
+//!   and `POST /fixture/expire-tokens` (204): switches for the tests of clients;
+//! - `GET /fixture/secrets` ([`secrets`]): every secret the server saw or issued,
+//!   so that a test can look for each in a client's log.
 //!
 //! No log line carries a token, a code, a verifier, a state or a secret.
 
@@ -31,6 +33,7 @@ pub mod options;
 pub mod random;
 pub mod register;
 pub mod respond;
+pub mod secrets;
 pub mod token;
 
 use std::path::PathBuf;
@@ -61,6 +64,7 @@ pub struct AuthServer {
     pub options: AuthOptions,
     pub clients: Clients,
     pub grants: Grants,
+    pub secrets: secrets::Secrets,
     /// The TLS client of the fetch of client ID metadata documents.
     tls: TlsConnector,
 }
@@ -84,6 +88,7 @@ impl AuthServer {
             options,
             clients: Clients::default(),
             grants: Grants::default(),
+            secrets: secrets::Secrets::default(),
             tls,
         })
     }
@@ -136,6 +141,8 @@ impl AuthServer {
             "/fixture/forget-clients" | "/fixture/expire-tokens" => {
                 respond::method_not_allowed("POST")
             }
+            "/fixture/secrets" if get => respond::json(StatusCode::OK, &self.secrets.to_json()),
+            "/fixture/secrets" => respond::method_not_allowed("GET"),
             _ => respond::not_found(),
         }
     }

@@ -35,7 +35,63 @@ pub struct AuthOptions {
     pub refresh_tokens: bool,
     /// `--invalid-grant`: every refresh gets `invalid_grant`.
     pub invalid_grant: bool,
+    /// `--hostile-authorization-endpoint KIND`: the metadata names an
+    /// `authorization_endpoint` that no client may open.
+    pub hostile_endpoint: Option<HostileEndpoint>,
+    /// `--hostile-redirect KIND`: the approval sends a redirect that a client must
+    /// refuse.
+    pub hostile_redirect: Option<HostileRedirect>,
 }
+
+/// The `authorization_endpoint`s of a hostile server: each would run a command, or
+/// open something else than a web page, in an opener that trusts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostileEndpoint {
+    /// `shell`: shell metacharacters that create the marker file
+    /// [`HostileEndpoint::marker`] when a shell reads the URL.
+    Shell,
+    /// `javascript`: `javascript:alert(1)`.
+    Javascript,
+    /// `file`: `file:///etc/passwd`.
+    File,
+}
+
+impl HostileEndpoint {
+    /// The file that the shell payload of a server at `port` creates: a test
+    /// asserts that it does not exist.
+    pub fn marker(port: u16) -> String {
+        format!("/tmp/bridge-fixture-pwned-{port}")
+    }
+
+    /// The endpoint of a server at `port`.
+    pub fn url(self, port: u16) -> String {
+        match self {
+            Self::Shell => {
+                let marker = Self::marker(port);
+                format!(
+                    "https://127.0.0.1:{port}/authorize;touch${{IFS}}{marker};$(touch${{IFS}}{marker})"
+                )
+            }
+            Self::Javascript => "javascript:alert(1)".into(),
+            Self::File => "file:///etc/passwd".into(),
+        }
+    }
+}
+
+/// The redirects of a hostile (or broken) server after the approval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostileRedirect {
+    /// `wrong-iss`: an `iss` (RFC 9207) of another issuer.
+    WrongIss,
+    /// `wrong-state`: a `state` other than the request's.
+    WrongState,
+    /// `replayed-code`: a code that was already redeemed (as by another program
+    /// that got it first), which `/token` refuses with `invalid_grant`.
+    ReplayedCode,
+}
+
+/// The issuer that `wrong-iss` names.
+pub const WRONG_ISSUER: &str = "https://issuer.invalid";
 
 impl Default for AuthOptions {
     fn default() -> AuthOptions {
@@ -50,6 +106,8 @@ impl Default for AuthOptions {
             token_lifetime: DEFAULT_TOKEN_LIFETIME,
             refresh_tokens: true,
             invalid_grant: false,
+            hostile_endpoint: None,
+            hostile_redirect: None,
         }
     }
 }
@@ -65,6 +123,8 @@ pub const AUTH_OPTIONS: &[&str] = &[
     "--token-lifetime",
     "--no-refresh-tokens",
     "--invalid-grant",
+    "--hostile-authorization-endpoint",
+    "--hostile-redirect",
 ];
 
 impl AuthOptions {
@@ -93,6 +153,30 @@ impl AuthOptions {
             }
             "--no-refresh-tokens" => self.refresh_tokens = false,
             "--invalid-grant" => self.invalid_grant = true,
+            "--hostile-authorization-endpoint" => {
+                self.hostile_endpoint = Some(match value {
+                    "shell" => HostileEndpoint::Shell,
+                    "javascript" => HostileEndpoint::Javascript,
+                    "file" => HostileEndpoint::File,
+                    _ => {
+                        return Err(format!(
+                            "the value '{value}' of --hostile-authorization-endpoint is not shell, javascript or file"
+                        ));
+                    }
+                });
+            }
+            "--hostile-redirect" => {
+                self.hostile_redirect = Some(match value {
+                    "wrong-iss" => HostileRedirect::WrongIss,
+                    "wrong-state" => HostileRedirect::WrongState,
+                    "replayed-code" => HostileRedirect::ReplayedCode,
+                    _ => {
+                        return Err(format!(
+                            "the value '{value}' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
+                        ));
+                    }
+                });
+            }
             other => return Err(format!("unknown argument '{other}'")),
         }
         Ok(())
@@ -125,6 +209,8 @@ mod tests {
             ("--token-lifetime", "5"),
             ("--no-refresh-tokens", ""),
             ("--invalid-grant", ""),
+            ("--hostile-authorization-endpoint", "javascript"),
+            ("--hostile-redirect", "wrong-state"),
         ] {
             auth.apply(name, value).unwrap();
         }
@@ -132,6 +218,8 @@ mod tests {
         assert!(!auth.iss && auth.forget_clients && !auth.refresh_tokens && auth.invalid_grant);
         assert_eq!(auth.ca_file, Some(PathBuf::from("/tmp/ca.crt")));
         assert_eq!(auth.token_lifetime, Duration::from_secs(5));
+        assert_eq!(auth.hostile_endpoint, Some(HostileEndpoint::Javascript));
+        assert_eq!(auth.hostile_redirect, Some(HostileRedirect::WrongState));
         assert!(auth.has_sub_options());
     }
 
@@ -143,6 +231,24 @@ mod tests {
             "the value '0' of --token-lifetime is not a number from 1 to 31536000"
         );
         assert!(auth.apply("--token-lifetime", "+5").is_err());
+        assert_eq!(
+            auth.apply("--hostile-redirect", "x").unwrap_err(),
+            "the value 'x' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
+        );
+        assert_eq!(
+            auth.apply("--hostile-authorization-endpoint", "")
+                .unwrap_err(),
+            "the value '' of --hostile-authorization-endpoint is not shell, javascript or file"
+        );
         assert!(!auth.has_sub_options());
+    }
+
+    #[test]
+    fn the_shell_endpoint_would_create_its_marker_in_a_shell() {
+        assert_eq!(
+            HostileEndpoint::Shell.url(8443),
+            "https://127.0.0.1:8443/authorize;touch${IFS}/tmp/bridge-fixture-pwned-8443;$(touch${IFS}/tmp/bridge-fixture-pwned-8443)"
+        );
+        assert_eq!(HostileEndpoint::File.url(1), "file:///etc/passwd");
     }
 }

@@ -125,6 +125,8 @@ impl AuthServer {
             .entry("response_types")
             .or_insert_with(|| json!(["code"]));
         if let Some(secret) = secret {
+            self.secrets
+                .keep(super::secrets::Kind::ClientSecret, &secret);
             metadata.insert("client_secret".into(), json!(secret));
             metadata.insert("client_secret_expires_at".into(), json!(0));
         }

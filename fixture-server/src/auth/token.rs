@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 use super::clients::{Client, Origin};
 use super::grants::{CodeRefusal, Issued};
 use super::respond::{self, invalid_client, oauth_error};
+use super::secrets::Kind;
 use super::{AuthServer, parse_scopes, random};
 use crate::https::endpoint::ResponseBody;
 
@@ -118,6 +119,9 @@ impl AuthServer {
                 (id, secret.cloned())
             }
         };
+        if let Some(secret) = &secret {
+            self.secrets.keep(Kind::ClientSecret, secret);
+        }
         let client = self
             .clients
             .get(&id)
@@ -163,9 +167,11 @@ impl AuthServer {
                 .get(name)
                 .ok_or_else(|| bad("invalid_request", &format!("The request has no {name}.")))
         };
+        self.secrets.count_code_exchange();
         let code = needed("code")?;
         let redirect_uri = needed("redirect_uri")?;
         let verifier = needed("code_verifier")?;
+        self.secrets.keep(Kind::CodeVerifier, verifier);
         let grant = self.grants.use_code(code).map_err(|refusal| {
             let description = match refusal {
                 CodeRefusal::Unknown => "The code is not known.",
@@ -283,6 +289,10 @@ impl AuthServer {
     }
 
     fn token_response(&self, issued: &Issued) -> Response<ResponseBody> {
+        self.secrets.keep(Kind::AccessToken, &issued.access_token);
+        if let Some(refresh) = &issued.refresh_token {
+            self.secrets.keep(Kind::RefreshToken, refresh);
+        }
         let mut body = json!({
             "access_token": issued.access_token,
             "token_type": "Bearer",

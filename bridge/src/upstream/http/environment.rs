@@ -63,6 +63,7 @@ impl SignInEnvironment {
                 metadata_url: options.client_metadata_url.clone(),
             },
             opener: Opener::of_environment(self.browser.clone(), hidden),
+            lingering: Default::default(),
         }
     }
 }

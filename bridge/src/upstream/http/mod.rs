@@ -26,6 +26,7 @@ use super::{
     ClientState, ConnectError, Connector, LinkContext, Outgoing, UpstreamControl, UpstreamEvent,
     UpstreamLink,
 };
+use crate::auth::receiver::Lingering;
 use crate::auth::sign_in::{Authorizer, ClientSide};
 use crate::auth::store::{ClientOption, EntryKey, TokenStore};
 use crate::config::{HttpTarget, StaticHeader};
@@ -48,6 +49,8 @@ pub struct HttpConnector {
     proxies: ProxyEnvironment,
     /// The sign-in, unless a static Authorization header disables it.
     sign_in: Option<SignIn>,
+    /// The receiver of the last sign-in, for the links of every connect.
+    lingering: Lingering,
 }
 
 /// What the sign-in of a link needs from the process: its store, the secret of
@@ -64,6 +67,7 @@ impl HttpConnector {
             target,
             proxies,
             sign_in: None,
+            lingering: Lingering::default(),
         }
     }
 
@@ -84,7 +88,8 @@ impl HttpConnector {
     fn authorizer(&self, client: &reqwest::Client) -> Option<Arc<Authorizer>> {
         let sign_in = self.sign_in.as_ref()?;
         let options = &self.target.sign_in;
-        let settings = sign_in.environment.settings(&self.target);
+        let mut settings = sign_in.environment.settings(&self.target);
+        settings.lingering = self.lingering.clone();
         let key = EntryKey::new(
             self.target.url.as_str(),
             &options.account,
