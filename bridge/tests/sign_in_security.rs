@@ -12,8 +12,8 @@
 //! `--discover-timeout` alone when the store has a token valid for more than a
 //! minute (contract, "Options of the bridge").
 
-mod https_fixture;
-mod pipes;
+use crate::https_fixture;
+use crate::pipes;
 
 use harness_sim::process::StdioPeer;
 use https_fixture::{HttpsFixture, bridge, bridge_to};

@@ -16,6 +16,7 @@ mod logout;
 mod official_suite_client;
 mod reliability_url;
 mod sign_in;
+mod sign_in_security;
 mod token_store_file;
 mod token_store_keychain;
 mod token_store_start;

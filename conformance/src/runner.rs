@@ -8,7 +8,7 @@
 //! step expected, and runs the wire checks on everything both sides wrote.
 
 use crate::checks::{self, CheckOptions};
-use crate::format::{Body, HarnessSpec, Step, StepKind, Transcript};
+use crate::format::{Body, HarnessSpec, Step, StepKind, Transcript, Upstream};
 use crate::launch::{recv, start_bridge};
 use crate::matchers::{self, Captures};
 use crate::outcome::{Failure, Outcome, diff};
@@ -797,6 +797,8 @@ impl<'a> Run<'a> {
             stdout_json: self.transcript.header.stdout_json,
             log_format: self.transcript.header.check_log_format,
             injected_stderr: self.injected_stderr.clone(),
+            modern_stdout: self.transcript.header.upstream == Upstream::Embedded
+                && !first_sent_is_initialize(&entries),
         };
         for wire in checks::check(&self.env.schemas, &entries, &upstream, &options) {
             failures.push(Failure {
@@ -862,5 +864,52 @@ pub fn profile_frame(profile: Profile, name: &str, id: Option<i64>) -> Result<Va
         other => Err(format!(
             "the profile frame {other:?} is not known: use initialize, discover or initialized"
         )),
+    }
+}
+
+/// Whether the first frame that the client sent is initialize: for an embedded
+/// server, the path of the connection (a server/discover first selects none).
+fn first_sent_is_initialize(entries: &[harness_sim::record::Entry]) -> bool {
+    use harness_sim::record::{Dir, Payload};
+    entries
+        .iter()
+        .filter(|entry| entry.dir == Dir::C2s)
+        .find_map(|entry| match &entry.payload {
+            Payload::Frame(frame) => frame
+                .get("method")
+                .and_then(serde_json::Value::as_str)
+                .filter(|method| *method != "server/discover"),
+            _ => None,
+        })
+        == Some("initialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sent_is_initialize;
+    use harness_sim::record::{Dir, Entry, Payload};
+    use serde_json::json;
+
+    fn sent(method: &str) -> Entry {
+        Entry {
+            t_ms: 0.0,
+            dir: Dir::C2s,
+            payload: Payload::Frame(json!({"jsonrpc":"2.0","id":1,"method":method})),
+        }
+    }
+
+    #[test]
+    fn the_path_of_an_embedded_run_is_its_first_message_after_any_discover() {
+        assert!(first_sent_is_initialize(&[sent("initialize")]));
+        assert!(first_sent_is_initialize(&[
+            sent("server/discover"),
+            sent("initialize")
+        ]));
+        assert!(!first_sent_is_initialize(&[
+            sent("server/discover"),
+            sent("tools/call")
+        ]));
+        assert!(!first_sent_is_initialize(&[sent("tools/call")]));
+        assert!(!first_sent_is_initialize(&[]));
     }
 }

@@ -56,6 +56,10 @@ pub struct CheckOptions {
     pub log_format: bool,
     /// Stderr lines that the scripted upstream wrote (not the bridge's).
     pub injected_stderr: Vec<String>,
+    /// Stdout speaks revision 2026-07-28: an embedded server whose first message
+    /// selected rmcp's own transport (the modern path), where the rules of the
+    /// 2025-11-25 face of the bridge do not apply.
+    pub modern_stdout: bool,
 }
 
 struct Report<'a> {
@@ -104,7 +108,9 @@ pub fn check(
         failures: Vec::new(),
         schemas,
     };
-    client_side(&mut report, entries, options);
+    if !options.modern_stdout {
+        client_side(&mut report, entries, options);
+    }
     upstream_side(&mut report, upstream);
     report.failures
 }
@@ -153,6 +159,7 @@ mod tests {
             stdout_json: true,
             log_format: true,
             injected_stderr: Vec::new(),
+            modern_stdout: false,
         }
     }
 
