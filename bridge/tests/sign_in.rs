@@ -6,29 +6,11 @@
 use crate::https_fixture;
 use crate::pipes;
 
-use https_fixture::{HttpsFixture, bridge};
+use https_fixture::{HttpsFixture, bridge, free_port, script};
 use pipes::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A port that nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// An executable script at `dir/name` (a `$BROWSER`).
-fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
 
 /// `$BROWSER` as the fixture's test browser, which writes what it saw to `log`.
 fn test_browser(dir: &Path, fixture: &HttpsFixture) -> PathBuf {

@@ -16,7 +16,7 @@ use crate::https_fixture;
 use crate::pipes;
 
 use harness_sim::process::StdioPeer;
-use https_fixture::{HttpsFixture, bridge, bridge_to};
+use https_fixture::{HttpsFixture, bridge, bridge_to, free_port, script};
 use mcp_bridge_vscode::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
@@ -26,24 +26,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const SIGN_IN_LINE: &str = "mcp-bridge-vscode: sign in at ";
-
-/// A port that nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// An executable script at `dir/name` (a `$BROWSER`).
-fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
 
 /// `$BROWSER` as the fixture's test browser; it writes the file `browser-ran`
 /// first, and the lines of the test browser to `browser.log`.

@@ -90,3 +90,21 @@ pub fn bridge_to(url: &str, ca_file: &str, args: &[&str], env: &[(&str, &str)]) 
 pub fn bridge(fixture: &HttpsFixture, args: &[&str], env: &[(&str, &str)]) -> StdioPeer {
     bridge_to(&fixture.url, &fixture.ca_file, args, env)
 }
+
+/// A port that nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// An executable script at `dir/name` (a `$BROWSER`).
+pub fn script(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
