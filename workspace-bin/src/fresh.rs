@@ -25,11 +25,9 @@ pub fn is_fresh(workspace_manifest: &Path, package: &str, exe: &Path) -> bool {
         files.push(dir.join("Cargo.toml"));
         files.push(dir.join("build.rs"));
     }
-    let newest_file = files.iter().filter_map(|file| modified(file)).max();
-    let newest_source = sources.iter().map(|dir| newest_in(&dir.join("src")));
-    let mut newest = newest_file;
-    for source in newest_source {
-        match source {
+    let mut newest = files.iter().filter_map(|file| modified(file)).max();
+    for dir in &sources {
+        match newest_in(&dir.join("src")) {
             Ok(time) => newest = newest.max(time),
             Err(()) => return false,
         }
