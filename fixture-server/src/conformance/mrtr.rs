@@ -157,26 +157,41 @@ pub(super) fn simple_form(message: &str, property: &str, kind: &str) -> Value {
 
 async fn sampling(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let prompt = Args::of(&call).string("prompt")?.to_owned();
-    if let Some(reply) = answers(&call, 1)
-        .map(|a| sampled_text(a, "sampling"))
+    sampling_round(&call, "sampling", &prompt, 100, |reply| {
+        format!(
+            "LLM response: {}",
+            reply.unwrap_or_else(|| "No response".into())
+        )
+    })
+}
+
+/// One round of sampling under the input key `key`: the text of `prompt` with
+/// `max_tokens`, for a client that declared sampling; the answer's text (none
+/// when the model sent none) becomes the result through `reply`.
+pub(super) fn sampling_round(
+    call: &ToolCall,
+    key: &str,
+    prompt: &str,
+    max_tokens: u32,
+    reply: impl FnOnce(Option<String>) -> String,
+) -> Result<ToolReply, ErrorData> {
+    if let Some(answer) = answers(call, 1)
+        .map(|a| sampled_text(a, key))
         .transpose()?
         .flatten()
     {
-        return Ok(text(format!(
-            "LLM response: {}",
-            reply.unwrap_or_else(|| "No response".into())
-        )));
+        return Ok(text(reply(answer)));
     }
     call.call.require(&[Need::Sampling])?;
     let params = json!({
         "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-        "maxTokens": 100,
+        "maxTokens": max_tokens,
     });
     Ok(ask(
-        &call,
+        call,
         1,
         Value::Null,
-        vec![("sampling", input::sampling(params))],
+        vec![(key, input::sampling(params))],
     ))
 }
 
@@ -290,7 +305,9 @@ async fn url(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Ok(ask(&call, 1, Value::Null, vec![("authorization", request)]))
 }
 
-async fn irr_elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
+/// One form round that asks for the user's name; also the stateless suite's
+/// streaming elicitation, which asks the same.
+pub(super) async fn irr_elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
     if let Some(answer) = answers(&call, 1)
         .map(|a| elicited(a, "user_name"))
@@ -316,27 +333,21 @@ async fn irr_elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn irr_sampling(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(reply) = answers(&call, 1)
-        .map(|a| sampled_text(a, "capital_question"))
-        .transpose()?
-        .flatten()
-    {
-        return Ok(text(format!(
-            "The model said: {}",
-            reply.unwrap_or_else(|| "no text".into())
-        )));
-    }
-    call.call.require(&[Need::Sampling])?;
-    let params = json!({
-        "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
-        "maxTokens": 100,
-    });
-    Ok(ask(
+    sampling_round(
         &call,
-        1,
-        Value::Null,
-        vec![("capital_question", input::sampling(params))],
-    ))
+        "capital_question",
+        "What is the capital of France?",
+        100,
+        said,
+    )
+}
+
+/// The result of a sampling round of the suite's tools.
+pub(super) fn said(reply: Option<String>) -> String {
+    format!(
+        "The model said: {}",
+        reply.unwrap_or_else(|| "no text".into())
+    )
 }
 
 fn roots_request() -> Value {

@@ -4,12 +4,9 @@
 //! listen stream is open.
 
 use rmcp::model::ErrorData;
-use serde_json::{Value, json};
 
-use super::mrtr::{answers, ask, simple_form};
+use super::mrtr::{irr_elicitation, said, sampling_round};
 use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, tool};
-use crate::input::{self, elicited, sampled_text};
-use crate::meta::Need;
 use crate::session::Switch;
 use crate::tools::args::Args;
 use crate::tools::text;
@@ -38,7 +35,7 @@ pub fn tools() -> Vec<ToolSpec> {
         spec(
             "test_streaming_elicitation",
             "Asks for input with an InputRequiredResult, never with a request of its own",
-            |c| Box::pin(streaming_elicitation(c)),
+            |c| Box::pin(irr_elicitation(c)),
             None,
         ),
         spec(
@@ -65,51 +62,7 @@ pub fn tools() -> Vec<ToolSpec> {
 /// One round of sampling, only for a client that declared it.
 async fn missing_capability(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(reply) = answers(&call, 1)
-        .map(|a| sampled_text(a, "sampling"))
-        .transpose()?
-        .flatten()
-    {
-        return Ok(text(format!(
-            "The model said: {}",
-            reply.unwrap_or_else(|| "no text".into())
-        )));
-    }
-    call.call.require(&[Need::Sampling])?;
-    let params = json!({
-        "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
-        "maxTokens": 20,
-    });
-    Ok(ask(
-        &call,
-        1,
-        Value::Null,
-        vec![("sampling", input::sampling(params))],
-    ))
-}
-
-async fn streaming_elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
-    Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
-        .map(|a| elicited(a, "user_name"))
-        .transpose()?
-        .flatten()
-    {
-        return Ok(text(format!(
-            "Hello, {}!",
-            answer.string("name").unwrap_or("nobody")
-        )));
-    }
-    call.call.require(&[Need::ElicitationForm])?;
-    Ok(ask(
-        &call,
-        1,
-        Value::Null,
-        vec![(
-            "user_name",
-            simple_form("What is your name?", "name", "string"),
-        )],
-    ))
+    sampling_round(&call, "sampling", "Say hello", 20, said)
 }
 
 /// Flips the switch, so that every call changes the list.
