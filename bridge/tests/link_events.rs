@@ -162,6 +162,41 @@ async fn the_end_of_input_cancels_a_question_of_the_link() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_withdrawn_question_is_cancelled_toward_vs_code_and_the_others_stay() {
+    let (mut bridge, mut upstream) = ready().await;
+    let (first, withdrawn) = question("elicitation/create", json!({"mode":"url"}));
+    let (second, kept) = question("elicitation/create", json!({"mode":"url"}));
+    upstream.send_event(first).await;
+    upstream.send_event(second).await;
+    assert_eq!(bridge.recv().await["id"], "b-1");
+    assert_eq!(bridge.recv().await["id"], "b-2");
+    drop(withdrawn);
+    upstream
+        .send_event(UpstreamEvent::QuestionsWithdrawn {
+            reason: "the sign-in did not complete in time".into(),
+        })
+        .await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+            "params":{"requestId":"b-1","reason":"the sign-in did not complete in time"}})
+    );
+    // The question whose answer the link still waits for goes on.
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":"b-2","result":{"action":"accept"}}))
+        .await;
+    let outcome = timeout(WAIT, kept).await.unwrap().unwrap();
+    assert_eq!(outcome, Outcome::Result(json!({"action":"accept"})));
+    // A late answer to the withdrawn question is dropped.
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .await;
+    bridge
+        .expect_silence(std::time::Duration::from_millis(100))
+        .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn the_link_learns_what_vs_code_declared_and_when_it_sent_initialized() {
     let mut bridge = Bridge::start();
     bridge.send(vscode_initialize(1)).await;

@@ -374,7 +374,13 @@ impl Authorizer {
                 Err(refusal)
             }
         };
-        let redirect = redirect?;
+        let redirect = match redirect {
+            Ok(redirect) => redirect,
+            Err(error) => {
+                asked.withdraw(&error, client_side).await;
+                return Err(error);
+            }
+        };
         let exchanged = match check_issuer(&redirect, &server)
             .and_then(|()| endpoint(&server.token_endpoint))
         {
@@ -579,6 +585,22 @@ impl Asked {
             Ok(Outcome::Error(_)) => SignInError::Declined,
             Err(_) => SignInError::Canceled,
         }
+    }
+
+    /// A sign-in that ends before VS Code answered its URL elicitation (the time
+    /// limit) withdraws the question, so that VS Code closes its dialog. The
+    /// answer's channel is closed by now (the `select!` dropped [`Self::refusal`]);
+    /// after an answer the session holds no entry, and nothing is cancelled.
+    async fn withdraw(self, error: &SignInError, client_side: &ClientSide) {
+        if self.elicitation_id.is_none() || matches!(error, SignInError::Canceled) {
+            return;
+        }
+        drop(self.answer);
+        let reason = error.to_string();
+        let _ = client_side
+            .events
+            .send(UpstreamEvent::QuestionsWithdrawn { reason })
+            .await;
     }
 }
 

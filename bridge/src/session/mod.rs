@@ -347,6 +347,10 @@ impl Session {
                 self.ask_client(question).await;
                 Step::Continue
             }
+            Some(UpstreamEvent::QuestionsWithdrawn { reason }) => {
+                self.cancel_withdrawn_questions(&reason).await;
+                Step::Continue
+            }
             Some(UpstreamEvent::NotifyClient { method, params }) => {
                 self.out
                     .send(frame::notification_frame(method, Some(params)))

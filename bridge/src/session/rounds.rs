@@ -322,11 +322,26 @@ impl Session {
     /// The questions of the link end without an answer (the end of stdin): VS Code
     /// learns it, and the link sees its channel closed.
     pub(super) async fn cancel_link_questions(&mut self, reason: &str) {
+        self.cancel_link_questions_where(reason, |_| true).await;
+    }
+
+    /// The questions whose answer the link no longer waits for (it dropped their
+    /// channel): VS Code learns that they ended.
+    pub(super) async fn cancel_withdrawn_questions(&mut self, reason: &str) {
+        self.cancel_link_questions_where(reason, |answer| answer.is_closed())
+            .await;
+    }
+
+    async fn cancel_link_questions_where(
+        &mut self,
+        reason: &str,
+        ended: impl Fn(&tokio::sync::oneshot::Sender<Outcome>) -> bool,
+    ) {
         let mut questions: Vec<String> = self
             .requests
             .bridge
             .iter()
-            .filter(|(_, owner)| matches!(owner, BridgeRequest::Link(_)))
+            .filter(|(_, owner)| matches!(owner, BridgeRequest::Link(answer) if ended(answer)))
             .map(|(id, _)| id.clone())
             .collect();
         questions.sort_by_key(|id| bridge_number(id));

@@ -117,6 +117,11 @@ pub enum UpstreamEvent {
     /// (the URL elicitation of a sign-in, M4): the session sends it as a `b-N`
     /// request and hands the answer back on the question's channel.
     AskClient(ClientQuestion),
+    /// The link no longer waits for some of its questions (a sign-in that timed
+    /// out before VS Code answered its URL elicitation): it dropped their answer
+    /// channels, and the session cancels each such question toward VS Code with
+    /// `reason`, so that no dialog of a finished sign-in stays open.
+    QuestionsWithdrawn { reason: String },
     /// The link needs VS Code to get a notification that belongs to no request
     /// of VS Code (`notifications/elicitation/complete` after the URL elicitation
     /// of a sign-in, O1, M4).
