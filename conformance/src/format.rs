@@ -58,7 +58,8 @@ pub enum Upstream {
     /// A real `bridge-fixture-server` with these arguments, behind the relay.
     Fixture(Vec<String>),
     /// A real `bridge-fixture-server --https` with these arguments, which the
-    /// bridge reaches in the URL form (M4): the runner sees no upstream frame.
+    /// bridge reaches in the URL form (M4): the runner sees each POST of the
+    /// bridge (`upstream_expect`, `upstream_expect_http`), not the answers.
     HttpsFixture(Vec<String>),
     /// No upstream: `bridge_args` is the whole command line of the bridge (for the
     /// options and exit codes).
@@ -103,6 +104,9 @@ pub struct Header {
     /// The transcript sets `MCP_BRIDGE_TEST_FAULT`, which only a debug build of
     /// the bridge has: it is skipped against a release build.
     pub needs_test_faults: bool,
+    /// The host of the fixture's URL in place of 127.0.0.1 (`https_fixture` only):
+    /// a name that is not loopback by its spelling, for the proxy of Q10.
+    pub url_host: Option<String>,
 }
 
 /// One step, with its line number for messages.
@@ -151,6 +155,23 @@ pub enum StepKind {
     ExpectSilence(u64),
     /// The next frame that the bridge writes to the upstream matches.
     UpstreamExpect(Value),
+    /// The next POST of the bridge to the fixture over HTTPS that matches this
+    /// record: `{"post":N,"headers":{...},"body":{frame}}`.
+    UpstreamExpectHttp(Value),
+    /// A line of the runner's proxy log matches (`CONNECT <host>:<port> as <user>`).
+    ExpectProxy(Regex),
+    /// The runner's proxy opened no tunnel so far.
+    ExpectNoProxy,
+    /// A second process of the bridge with these arguments (`$URL` and the other
+    /// placeholders of the fixture over HTTPS replaced) and the transcript's
+    /// environment runs to its end: its
+    /// exit code and its whole stderr must be these (`mcp-bridge-vscode logout`
+    /// after a sign-in, for example).
+    RunBridge {
+        args: Vec<String>,
+        code: i32,
+        stderr: Vec<String>,
+    },
     /// The bridge ends the upstream's input (closes the relay's stdin).
     UpstreamExpectEof,
     /// No process is left in the process group of any upstream that the bridge
@@ -287,7 +308,7 @@ fn profile_of(value: &Value) -> Result<Profile, String> {
 }
 
 fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
-    const KEYS: [&str; 16] = [
+    const KEYS: [&str; 17] = [
         "//",
         "transcript",
         "name",
@@ -304,6 +325,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         "ignore_notifications",
         "needs_test_faults",
         "notes",
+        "url_host",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
         return Err(format!("the header has the unknown member {key:?}"));
@@ -369,7 +391,12 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
             .collect::<Result<_, _>>()?,
         Some(_) => return Err("env is not an object of strings".into()),
     };
+    let url_host = header.get("url_host").map(text_of).transpose()?;
+    if url_host.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
+        return Err("url_host needs the fixture over HTTPS".into());
+    }
     Ok(Header {
+        url_host,
         name: text("name")?,
         items,
         milestone: text("milestone")?,
@@ -522,6 +549,37 @@ fn parse_step(
             }
             StepKind::UpstreamExpect(value)
         }
+        "upstream_expect_http" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err("upstream_expect_http needs the fixture over HTTPS".into());
+            }
+            StepKind::UpstreamExpectHttp(value)
+        }
+        "expect_proxy" | "expect_no_proxy" => {
+            if !header.env.iter().any(|(_, value)| value.contains("$PROXY")) {
+                return Err(format!("{key} needs $PROXY in the environment"));
+            }
+            if key == "expect_proxy" {
+                StepKind::ExpectProxy(regex_of(&value)?)
+            } else {
+                StepKind::ExpectNoProxy
+            }
+        }
+        "run_bridge" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err("run_bridge needs the fixture over HTTPS".into());
+            }
+            let object = value.as_object().ok_or("run_bridge is an object")?;
+            StepKind::RunBridge {
+                args: string_list(object.get("args"), "run_bridge.args")?,
+                code: object
+                    .get("code")
+                    .and_then(Value::as_i64)
+                    .and_then(|code| i32::try_from(code).ok())
+                    .ok_or("run_bridge needs an exit code \"code\"")?,
+                stderr: string_list(object.get("stderr"), "run_bridge.stderr")?,
+            }
+        }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,
         "expect_upstream_gone" => {
             if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
@@ -658,6 +716,7 @@ fn recording(
             stdout_json: true,
             ignore_notifications: Vec::new(),
             needs_test_faults: false,
+            url_host: None,
         },
         body: Body::Recording(recorded),
     })

@@ -1,7 +1,9 @@
 //! The upstream of a transcript of the URL form (M4): a real
 //! `bridge-fixture-server --https` with the transcript's arguments, which the
-//! bridge reaches at its URL with `--ca-file`. The runner sees the VS Code side
-//! and the lines of both processes; the HTTP exchanges stay between the two.
+//! bridge reaches at its URL with `--ca-file`. The runner sees the VS Code side,
+//! the lines of both processes, and each POST of the bridge: the fixture runs with
+//! `--print-exchanges` and writes every POST it reads (headers, JSON-RPC message)
+//! to its stdout, which `upstream_expect` and `upstream_expect_http` match.
 //!
 //! The transcript's arguments and environment may name, for the sign-in:
 //! - `$FIXTURE_BROWSER`: a browser that runs the fixture's test browser
@@ -16,13 +18,25 @@
 //!   then requests the start URL once more (after the redirect, which must get
 //!   404 and the warning that suggests logout);
 //! - `$FREE_PORT`: a port that nothing listens on; `$BUSY_PORT`: a port that the
-//!   runner listens on for the whole run (another program's redirect port).
+//!   runner listens on for the whole run (another program's redirect port);
+//! - `$PROXY`: the URL, with its user and password, of the runner's CONNECT proxy
+//!   ([`crate::proxy`]), started only for a transcript that names it (Q10);
+//! - `$RUN_DIR`: a folder of this run only (for a file token store, as
+//!   `XDG_STATE_HOME`), removed after the run; `$URL`: the URL the bridge gets;
+//!   `$CA_FILE`: the fixture's CA certificate.
+//!
+//! With the header's `url_host`, the bridge gets the fixture's URL with that host
+//! in place of 127.0.0.1, and the fixture a certificate that names it
+//! (`--tls-name`): a name that is not loopback by its spelling, which only the
+//! runner's proxy (or /etc/hosts) resolves to this machine.
 
+use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
 use tokio::time::Duration;
 
 /// The start URL that the browsers accept: anything else is a wrong bridge.
@@ -37,7 +51,10 @@ pub struct HttpsUpstream {
     fixture: PathBuf,
     free_port: u16,
     busy: std::net::TcpListener,
+    proxy: Option<crate::proxy::Proxy>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// The POSTs of the bridge, in the order the fixture read them.
+    exchanges: mpsc::UnboundedReceiver<Value>,
     _dir: tempfile::TempDir,
     _child: Child,
 }
@@ -49,9 +66,13 @@ impl HttpsUpstream {
         fixture: &std::path::Path,
         args: &[String],
         env: &[(String, String)],
+        url_host: Option<&str>,
     ) -> Result<Self, String> {
+        let names = url_host.map(|host| ["--tls-name", host]);
         let mut child = Command::new(fixture)
             .arg("--https")
+            .arg("--print-exchanges")
+            .args(names.iter().flatten())
             .args(args)
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::piped())
@@ -70,12 +91,26 @@ impl HttpsUpstream {
                 .flatten()
                 .ok_or_else(|| "the fixture did not announce its URL".to_owned())
         };
-        let url = next().await?;
+        let mut url = next().await?;
+        if let Some(host) = url_host {
+            url = url.replacen("127.0.0.1", host, 1);
+        }
         let ca_file = next()
             .await?
             .strip_prefix("ca-file: ")
             .ok_or("the second line of the fixture names no CA file")?
             .to_owned();
+        let (exchange, exchanges) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let record = line
+                    .strip_prefix("exchange: ")
+                    .and_then(|json| serde_json::from_str::<Value>(json).ok());
+                if let Some(record) = record {
+                    let _ = exchange.send(record);
+                }
+            }
+        });
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(pipe) = child.stderr.take() {
             let lines = stderr.clone();
@@ -90,12 +125,22 @@ impl HttpsUpstream {
         }
         let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
         write_browsers(dir.path(), fixture, &ca_file)?;
+        std::fs::create_dir(dir.path().join("run"))
+            .map_err(|e| format!("cannot make the run's folder: {e}"))?;
         let busy = std::net::TcpListener::bind("127.0.0.1:0")
             .map_err(|e| format!("cannot listen on a port: {e}"))?;
         let free_port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .map_err(|e| format!("cannot find a free port: {e}"))?
             .port();
+        let proxy = if env.iter().any(|(_, value)| value.contains("$PROXY")) {
+            let proxy = crate::proxy::Proxy::start()
+                .await
+                .map_err(|e| format!("cannot start the proxy: {e}"))?;
+            Some(proxy)
+        } else {
+            None
+        };
         Ok(Self {
             url,
             ca_file,
@@ -103,7 +148,9 @@ impl HttpsUpstream {
             fixture: fixture.to_owned(),
             free_port,
             busy,
+            proxy,
             stderr,
+            exchanges,
             _dir: dir,
             _child: child,
         })
@@ -127,8 +174,24 @@ impl HttpsUpstream {
             )
             .replace("$FIXTURE_BROWSER_AGAIN", &script("browser-again"))
             .replace("$FIXTURE_BROWSER", &script("browser"))
+            .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
+            .replace("$URL", &self.url)
+            .replace("$CA_FILE", &self.ca_file)
             .replace("$FREE_PORT", &self.free_port.to_string())
             .replace("$BUSY_PORT", &busy.to_string())
+            .replace(
+                "$PROXY",
+                &self
+                    .proxy
+                    .as_ref()
+                    .map(|proxy| proxy.url())
+                    .unwrap_or_default(),
+            )
+    }
+
+    /// The lines of the proxy's log (`None`: the transcript started no proxy).
+    pub fn proxy_log(&self) -> Option<Vec<String>> {
+        self.proxy.as_ref().map(crate::proxy::Proxy::log)
     }
 
     /// Opens `url` in the fixture's test browser, as a user who accepts a URL
@@ -148,6 +211,15 @@ impl HttpsUpstream {
                 String::from_utf8_lossy(&output.stderr).trim()
             ))
         }
+    }
+
+    /// The next POST of the bridge (`{"post":N,"headers":{...},"body":...}`), or
+    /// `None` when none comes before `deadline`.
+    pub async fn next_exchange(&mut self, deadline: tokio::time::Instant) -> Option<Value> {
+        tokio::time::timeout_at(deadline, self.exchanges.recv())
+            .await
+            .ok()
+            .flatten()
     }
 
     pub fn stderr(&self) -> Vec<String> {

@@ -42,9 +42,15 @@ pub struct Launched {
 pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched, String> {
     let header = &transcript.header;
     let https = match &header.upstream {
-        Upstream::HttpsFixture(args) => {
-            Some(HttpsUpstream::start(&env.bins.fixture, args, &header.env).await?)
-        }
+        Upstream::HttpsFixture(args) => Some(
+            HttpsUpstream::start(
+                &env.bins.fixture,
+                args,
+                &header.env,
+                header.url_host.as_deref(),
+            )
+            .await?,
+        ),
         _ => None,
     };
     let mode = match &header.upstream {

@@ -17,6 +17,7 @@
 //! - [`upstream`]: the runner's end of the relay: scripted answers, or a proxy to
 //!   the fixture server; every upstream frame recorded.
 //! - [`https_upstream`]: the fixture over HTTPS of a transcript of the URL form (M4).
+//! - [`proxy`]: the CONNECT proxy of the transcripts of Q10.
 //! - [`launch`]: the start of a run, the hub and the bridge (for the runner and the replay).
 //! - [`runner`]: one transcript against one bridge process.
 //! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
@@ -41,6 +42,7 @@ pub mod matrix;
 pub mod outcome;
 pub mod paths;
 pub mod process_group;
+pub mod proxy;
 pub mod relay;
 pub mod replay;
 pub mod runner;

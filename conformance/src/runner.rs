@@ -262,6 +262,23 @@ impl<'a> Run<'a> {
             StepKind::UpstreamExpect(expected) => {
                 self.upstream_expect(line, expected, deadline).await
             }
+            StepKind::UpstreamExpectHttp(expected) => {
+                self.http_expect(line, expected, deadline).await
+            }
+            StepKind::ExpectProxy(regex) => self.expect_proxy(line, regex, deadline).await,
+            StepKind::RunBridge { args, code, stderr } => {
+                self.run_bridge(line, args, *code, stderr, deadline).await
+            }
+            StepKind::ExpectNoProxy => {
+                let log = self.proxy_log(line)?;
+                match log.is_empty() {
+                    true => Ok(()),
+                    false => Err(fail(format!(
+                        "the proxy opened tunnels: {}",
+                        log.join("; ")
+                    ))),
+                }
+            }
             StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
             StepKind::ExpectUpstreamGone => self.upstream_gone(line, deadline).await,
             StepKind::UpstreamSend(frame) => {
@@ -477,6 +494,10 @@ impl<'a> Run<'a> {
         expected: &Value,
         deadline: Instant,
     ) -> Result<(), Failure> {
+        if self.https.is_some() {
+            let record = serde_json::json!({"$partial": true, "body": expected});
+            return self.http_expect(line, &record, deadline).await;
+        }
         let observing = !self.transcript.header.upstream.is_scripted();
         loop {
             let hub = self
@@ -520,6 +541,117 @@ impl<'a> Run<'a> {
                     ));
                 }
             }
+        }
+    }
+
+    /// The next POST of the bridge to the fixture over HTTPS that matches
+    /// `expected` (a record `{"post":N,"headers":{...},"body":...}`); the others
+    /// pass by, as the frames of a fixture on stdio do.
+    async fn http_expect(
+        &mut self,
+        line: usize,
+        expected: &Value,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let mut seen = Vec::new();
+        loop {
+            let https = self
+                .https
+                .as_mut()
+                .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+            let Some(record) = https.next_exchange(deadline).await else {
+                return Err(Failure::at(
+                    line,
+                    format!("no POST of the bridge matches {expected} in time"),
+                )
+                .with_detail(format!("the POSTs that passed:\n{}", seen.join("\n"))));
+            };
+            if matchers::check(expected, &record, &mut self.captures.clone()).is_ok() {
+                return self.check_frame(line, expected, &record, "the bridge's POSTs");
+            }
+            seen.push(record.to_string());
+        }
+    }
+
+    /// Runs a second bridge process to its end and checks its exit code and its
+    /// whole stderr.
+    async fn run_bridge(
+        &mut self,
+        line: usize,
+        args: &[String],
+        code: i32,
+        stderr: &[String],
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let https = self
+            .https
+            .as_ref()
+            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+        let mut command = tokio::process::Command::new(&self.env.bins.bridge);
+        command
+            .args(args.iter().map(|arg| https.resolve(arg)))
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        for (key, value) in self
+            .env
+            .bridge_env
+            .iter()
+            .chain(&self.transcript.header.env)
+        {
+            command.env(key, https.resolve(value));
+        }
+        let output = tokio::time::timeout_at(deadline, command.output())
+            .await
+            .map_err(|_| Failure::at(line, "the second bridge process did not end in time"))?
+            .map_err(|e| Failure::at(line, format!("cannot start the second bridge: {e}")))?;
+        let got: Vec<String> = String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if output.status.code() != Some(code) || got != stderr {
+            return Err(Failure::at(
+                line,
+                format!(
+                    "the second bridge process exited with {:?} (expected {code}) or wrote another stderr",
+                    output.status.code()
+                ),
+            )
+            .with_detail(format!(
+                "expected stderr:\n{}\nactual stderr:\n{}",
+                stderr.join("\n"),
+                got.join("\n")
+            )));
+        }
+        Ok(())
+    }
+
+    fn proxy_log(&self, line: usize) -> Result<Vec<String>, Failure> {
+        self.https
+            .as_ref()
+            .and_then(|https| https.proxy_log())
+            .ok_or_else(|| Failure::at(line, "no proxy runs"))
+    }
+
+    /// A line of the proxy's log matches before `deadline`.
+    async fn expect_proxy(
+        &mut self,
+        line: usize,
+        regex: &Regex,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        loop {
+            let log = self.proxy_log(line)?;
+            if log.iter().any(|entry| regex.is_match(entry)) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Failure::at(
+                    line,
+                    format!("no line of the proxy's log matches /{regex}/"),
+                )
+                .with_detail(format!("the proxy's log:\n{}", log.join("\n"))));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 

@@ -131,6 +131,15 @@ impl Catalog {
         if !config.completions {
             catalog.completion = None;
         }
+        if config.icons {
+            for spec in catalog
+                .tools
+                .iter_mut()
+                .filter(|spec| spec.tool.name == "echo")
+            {
+                spec.tool.icons = Some(three_scheme_icons("echo"));
+            }
+        }
         catalog
     }
 
@@ -150,6 +159,17 @@ impl Catalog {
         }
         capabilities
     }
+}
+
+/// Icons of `name` in three schemes, `data:` first: a client of a remote server
+/// keeps only the first (O10).
+pub fn three_scheme_icons(name: &str) -> Vec<rmcp::model::Icon> {
+    let icons = json!([
+        {"src": "data:image/png;base64,iVBORw0KGgo=", "mimeType": "image/png"},
+        {"src": format!("https://icons.example/{name}.png"), "mimeType": "image/png"},
+        {"src": format!("file:///icons/{name}.svg"), "mimeType": "image/svg+xml"},
+    ]);
+    serde_json::from_value(icons).unwrap_or_default()
 }
 
 /// A tool with a description and a raw input schema (an object schema).

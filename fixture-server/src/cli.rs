@@ -72,6 +72,10 @@ Options:
                      file:///fixture/readme.txt
   --array-output     Adds the tool array_output (an outputSchema of type array)
   --no-completions   Declares no completions; completion/complete gets -32601
+  --anonymous        Names no serverInfo in any result (a server that does not name
+                     itself)
+  --icons            The serverInfo and the tool echo carry three icons: data:,
+                     https: and file:
   --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
                      reading stdin
   -h, --help         Prints this help
@@ -93,12 +97,18 @@ header gets 400 with the JSON-RPC error -32020.
   --tls-case CASE    The certificate the server presents: good (default), or a case that
                      a client trusting ca-file must refuse: expired, wrong-host (for
                      wrong.example only) or unknown-ca (issued by an untrusted CA)
+  --tls-name NAME    The certificate made in memory also names NAME (may be repeated),
+                     for a client that reaches the server through a proxy by a name
   --keep-alive-ms MS The interval of \": keep-alive\" comment lines on SSE streams
                      (default 15000)
   --always-sse       Answers every request with an SSE stream (default: JSON when the
                      response is the only frame of the request)
   --bearer-env VAR   Every POST needs \"Authorization: Bearer <the value of VAR>\", else
                      401 with \"WWW-Authenticate: Bearer\" (a server with a static token)
+  --print-exchanges  After the lines above, writes each POST to stdout as a line
+                     \"exchange: {\"post\":N,\"headers\":{...},\"body\":...}\" (the
+                     credential of Authorization redacted), for a runner that checks
+                     what a client sent
 
 OAuth (RFC 9728, RFC 8414, RFC 7591, PKCE) for the tests of sign-in clients; the issuer is
 the origin https://127.0.0.1:PORT (the stdout lines stay the same):
@@ -193,6 +203,16 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: false,
     },
     OptionSpec {
+        name: "--anonymous",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
+        name: "--icons",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
         name: "--close-stdout",
         short: None,
         takes_value: false,
@@ -223,6 +243,11 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: true,
     },
     OptionSpec {
+        name: "--tls-name",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
         name: "--keep-alive-ms",
         short: None,
         takes_value: true,
@@ -236,6 +261,11 @@ const OPTIONS: &[OptionSpec] = &[
         name: "--bearer-env",
         short: None,
         takes_value: true,
+    },
+    OptionSpec {
+        name: "--print-exchanges",
+        short: None,
+        takes_value: false,
     },
     OptionSpec {
         name: "--fail-status",
@@ -456,6 +486,8 @@ fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(),
         "--apps" => config.apps = true,
         "--array-output" => config.array_output = true,
         "--no-completions" => config.completions = false,
+        "--anonymous" => config.anonymous = true,
+        "--icons" => config.icons = true,
         "--close-stdout" => options.close_stdout = true,
         "--https" | "--http" => {
             let transport = if name == "--https" {
@@ -530,6 +562,14 @@ fn check_transport(options: &Options) -> Result<(), CliError> {
         Transport::Http if options.http.tls_case != TlsCase::Good => {
             Err(CliError("--tls-case needs --https".into()))
         }
+        Transport::Http if !options.http.tls_names.is_empty() => {
+            Err(CliError("--tls-name needs --https".into()))
+        }
+        Transport::Https if options.http.tls_dir.is_some() && !options.http.tls_names.is_empty() => {
+            Err(CliError(
+                "--tls-name names the certificate made in memory; it does not go with --tls-dir".into(),
+            ))
+        }
         Transport::Https | Transport::Http if options.close_stdout => Err(CliError(
             "--close-stdout is a fault of stdio; it does not go with --https or --http".into(),
         )),
@@ -577,6 +617,30 @@ mod tests {
     }
 
     #[test]
+    fn anonymous_and_icons_change_the_server_information() {
+        let plain = serve(&[]).config;
+        assert!(!plain.anonymous && !plain.icons);
+        let options = serve(&["--anonymous", "--icons"]);
+        assert!(options.config.anonymous && options.config.icons);
+        assert_eq!(crate::session::server_info(&options.config), None);
+        let info = crate::session::server_info(&serve(&["--icons"]).config).unwrap();
+        let sources: Vec<&str> = info["icons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|icon| icon["src"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                "data:image/png;base64,iVBORw0KGgo=",
+                "https://icons.example/server.png",
+                "file:///icons/server.svg"
+            ]
+        );
+    }
+
+    #[test]
     fn errors_name_the_argument() {
         let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
         assert_eq!(error(&["--nope"]), "unknown argument '--nope'");
@@ -600,12 +664,19 @@ mod tests {
         assert!(options.config.apps);
         assert_eq!(serve(&["--http"]).transport, Transport::Http);
         assert_eq!(serve(&[]).transport, Transport::Stdio);
+        let named = serve(&[
+            "--https",
+            "--tls-name",
+            "fixture.mcp-bridge.test",
+            "--tls-name=b.test",
+        ]);
+        assert_eq!(named.http.tls_names, ["fixture.mcp-bridge.test", "b.test"]);
         for spec in OPTIONS
             .iter()
             .filter(|spec| options::HTTP_OPTIONS.contains(&spec.name))
         {
             assert!(
-                spec.takes_value || spec.name == "--always-sse",
+                spec.takes_value || ["--always-sse", "--print-exchanges"].contains(&spec.name),
                 "{}",
                 spec.name
             );
@@ -626,6 +697,14 @@ mod tests {
             "--https and --http exclude each other"
         );
         assert!(error(&["--https", "--close-stdout"]).contains("--close-stdout"));
+        assert_eq!(
+            error(&["--http", "--tls-name", "a.test"]),
+            "--tls-name needs --https"
+        );
+        assert!(
+            error(&["--https", "--tls-dir", "x", "--tls-name", "a.test"]).contains("--tls-dir")
+        );
+        assert!(error(&["--https", "--tls-name", "a b"]).contains("not a DNS name"));
         assert!(error(&["--https", "--port", "65536"]).contains("'65536' of --port"));
         assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
         assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));

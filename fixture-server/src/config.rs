@@ -49,6 +49,13 @@ pub struct Config {
     /// Adds `guarded` (`--auth` sets it): the tool of the step-up to the scope
     /// `mcp:write`. Not on by default, so that the plain lists keep their 21 tools.
     pub guarded: bool,
+    /// `--anonymous`: no `serverInfo` in any result, as a server that does not name
+    /// itself (a client then names it: the bridge takes `--name`, the command's file
+    /// stem or the URL's host, R1).
+    pub anonymous: bool,
+    /// `--icons`: the server information and the tool `echo` carry icons of three
+    /// schemes (`data:`, `https:`, `file:`), for the icon rules of a client (O10).
+    pub icons: bool,
 }
 
 impl Default for Config {
@@ -61,6 +68,8 @@ impl Default for Config {
             completions: true,
             process_tools: false,
             guarded: false,
+            anonymous: false,
+            icons: false,
         }
     }
 }

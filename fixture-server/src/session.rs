@@ -127,15 +127,22 @@ pub struct Session {
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The `serverInfo` of every result.
-pub fn server_info() -> Implementation {
-    Implementation::new(crate::SERVER_NAME, crate::SERVER_VERSION)
+/// The `serverInfo` of every result; `None` with `--anonymous`.
+pub fn server_info(config: &Config) -> Option<Value> {
+    if config.anonymous {
+        return None;
+    }
+    let mut info = Implementation::new(crate::SERVER_NAME, crate::SERVER_VERSION);
+    if config.icons {
+        info.icons = Some(crate::catalog::three_scheme_icons("server"));
+    }
+    serde_json::to_value(info).ok()
 }
 
 /// Adds `resultType: "complete"` when the result has no `resultType`, and the
 /// `serverInfo` that servers SHOULD put in the `_meta` of every result
 /// (basic/index.mdx §`_meta`).
-pub fn stamp(mut result: Value) -> Value {
+pub fn stamp(mut result: Value, config: &Config) -> Value {
     if let Value::Object(object) = &mut result {
         object
             .entry("resultType")
@@ -143,11 +150,8 @@ pub fn stamp(mut result: Value) -> Value {
         let meta = object
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert(
-                META_SERVER_INFO.into(),
-                serde_json::to_value(server_info()).unwrap_or(Value::Null),
-            );
+        if let (Value::Object(meta), Some(info)) = (meta, server_info(config)) {
+            meta.insert(META_SERVER_INFO.into(), info);
         }
     }
     result
@@ -216,7 +220,7 @@ impl Session {
         self.outbox.answer(
             id,
             match outcome {
-                Ok(result) => wire::response(id, stamp(result)),
+                Ok(result) => wire::response(id, stamp(result, &self.config)),
                 Err(error) => wire::error(Some(id), &error),
             },
         );
@@ -302,7 +306,10 @@ impl Session {
                 &listen.id,
                 wire::response(
                     &listen.id,
-                    stamp(json!({"resultType": "complete", "_meta": {META_SUBSCRIPTION: id}})),
+                    stamp(
+                        json!({"resultType": "complete", "_meta": {META_SUBSCRIPTION: id}}),
+                        &self.config,
+                    ),
                 ),
             );
             // On stdio the client learns that the stream ended; over HTTP the response

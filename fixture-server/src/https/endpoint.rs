@@ -44,6 +44,8 @@ pub struct Endpoint {
     /// The authorization server of `--auth`: it serves every other path, and POSTs
     /// need one of its access tokens.
     auth: Option<Arc<AuthServer>>,
+    /// `--print-exchanges`: each POST read goes to stdout too.
+    print_exchanges: bool,
     posts: AtomicU64,
 }
 
@@ -61,6 +63,7 @@ impl Endpoint {
             always_sse,
             bearer: None,
             auth: None,
+            print_exchanges: false,
             posts: AtomicU64::new(0),
         }
     }
@@ -68,6 +71,12 @@ impl Endpoint {
     /// Every POST needs `Authorization: Bearer <token>`.
     pub fn with_bearer(mut self, token: Option<String>) -> Endpoint {
         self.bearer = token;
+        self
+    }
+
+    /// Each POST read also goes to stdout (`--print-exchanges`).
+    pub fn with_printed_exchanges(mut self, print: bool) -> Endpoint {
+        self.print_exchanges = print;
         self
     }
 
@@ -150,11 +159,12 @@ impl Endpoint {
                 &format!("--fail-status: the POST {post} gets {status}."),
             );
         }
-        self.post(request, access.as_ref()).await
+        self.post(post, request, access.as_ref()).await
     }
 
     async fn post(
         &self,
+        post: u64,
         request: Request<Incoming>,
         access: Option<&Access>,
     ) -> Response<ResponseBody> {
@@ -190,6 +200,9 @@ impl Endpoint {
                 );
             }
         };
+        if self.print_exchanges {
+            super::exchanges::print(post, &parts.headers, &body);
+        }
         match wire::parse(&body) {
             Err(refusal) => error(StatusCode::BAD_REQUEST, refusal.id.as_ref(), refusal.error),
             Ok(Message::Response) => error(

@@ -29,6 +29,7 @@
 //!   every path but `/mcp`, and asks it for the check of each POST.
 
 pub mod endpoint;
+pub mod exchanges;
 pub mod headers;
 pub mod options;
 pub mod server;
@@ -76,7 +77,7 @@ pub async fn run(options: Options) -> i32 {
             let case = options.http.tls_case;
             let made = match &options.http.tls_dir {
                 Some(dir) => tls::load(dir, case),
-                None => tls::generate(case),
+                None => tls::generate(case, &options.http.tls_names),
             };
             match made {
                 Ok(tls) => Some(tls),
@@ -217,6 +218,7 @@ fn endpoint(
     };
     let endpoint = Endpoint::new(session, routes, settings, options.http.always_sse)
         .with_bearer(bearer)
+        .with_printed_exchanges(options.http.print_exchanges)
         .with_auth(auth);
     Ok((Arc::new(endpoint), controls))
 }

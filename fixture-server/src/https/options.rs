@@ -28,6 +28,9 @@ pub struct HttpOptions {
     pub tls_dir: Option<PathBuf>,
     /// Which certificate the server presents: the good one, or a negative case.
     pub tls_case: TlsCase,
+    /// `--tls-name NAME`: more DNS names of the good certificate made in memory, for
+    /// a client that reaches the server by a name through a proxy (Q10).
+    pub tls_names: Vec<String>,
     /// The interval of the `: keep-alive` comment lines of SSE streams.
     pub keep_alive: Duration,
     /// Answer every request with an SSE stream, even when its response is its only frame.
@@ -35,6 +38,9 @@ pub struct HttpOptions {
     /// `--bearer-env VAR`: every POST needs `Authorization: Bearer <the value of VAR>`,
     /// else 401: a server that takes a static token (the bridge's `--header-env`).
     pub bearer_env: Option<String>,
+    /// `--print-exchanges`: each POST to the endpoint also goes to stdout as an
+    /// `exchange:` line, for a runner that checks what a client sent.
+    pub print_exchanges: bool,
     pub faults: Faults,
 }
 
@@ -44,9 +50,11 @@ impl Default for HttpOptions {
             port: 0,
             tls_dir: None,
             tls_case: TlsCase::Good,
+            tls_names: Vec::new(),
             keep_alive: DEFAULT_KEEP_ALIVE,
             always_sse: false,
             bearer_env: None,
+            print_exchanges: false,
             faults: Faults::default(),
         }
     }
@@ -109,9 +117,11 @@ pub const HTTP_OPTIONS: &[&str] = &[
     "--port",
     "--tls-dir",
     "--tls-case",
+    "--tls-name",
     "--keep-alive-ms",
     "--always-sse",
     "--bearer-env",
+    "--print-exchanges",
     "--fail-status",
     "--slow-stream-ms",
     "--break-stream-after",
@@ -138,9 +148,22 @@ pub fn apply(http: &mut HttpOptions, name: &str, value: &str) -> Result<(), Stri
                 )
             })?;
         }
+        "--tls-name" => {
+            if value.is_empty()
+                || !value
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+            {
+                return Err(format!(
+                    "the value '{value}' of --tls-name is not a DNS name"
+                ));
+            }
+            http.tls_names.push(value.to_owned());
+        }
         "--keep-alive-ms" => http.keep_alive = millis(name, value)?,
         "--always-sse" => http.always_sse = true,
         "--bearer-env" => http.bearer_env = Some(value.to_owned()),
+        "--print-exchanges" => http.print_exchanges = true,
         "--fail-status" => {
             let fault = parse_fail_status(value).ok_or_else(|| {
                 format!(

@@ -95,9 +95,11 @@ pub fn load(dir: &Path, case: TlsCase) -> Result<Tls, TlsError> {
 
 /// Makes the certificates in memory and writes the trusted CA to a new folder under the
 /// temporary directory (only the CA: the keys never touch the disk); the server
-/// presents the certificate of `case`.
-pub fn generate(case: TlsCase) -> Result<Tls, TlsError> {
-    let fixtures = tls_fixtures::generate()?;
+/// presents the certificate of `case`. The good certificate also names `names`
+/// (`--tls-name`).
+pub fn generate(case: TlsCase, names: &[String]) -> Result<Tls, TlsError> {
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let fixtures = tls_fixtures::generate_for(&names)?;
     let dir = std::env::temp_dir().join(format!(
         "bridge-fixture-server-{}-{}",
         std::process::id(),
