@@ -64,17 +64,18 @@ const SCORED: [&str; 37] = [
 ];
 
 /// Pending scenarios (run, not scored) that the fixture passes all the same.
-const PENDING_CLEAN: [&str; 2] = ["json-schema-2020-12", "http-header-validation"];
-
-/// The pending scenario that the fixture cannot pass yet (no tool with `x-mcp-header`).
-const PENDING_GAP: &str = "http-custom-header-server-validation";
+const PENDING_CLEAN: [&str; 3] = [
+    "json-schema-2020-12",
+    "http-header-validation",
+    "http-custom-header-server-validation",
+];
 
 /// The extension scenarios of the pinned suite (`tasks-*`), run unscored.
 const EXTENSION_COUNT: usize = 10;
 
 /// The checks that are neither SUCCESS nor INFO, with their causes in
 /// docs/conformance.md: (scenario, check id, status).
-const KNOWN: [(&str, &str, &str); 6] = [
+const KNOWN: [(&str, &str, &str); 1] = [
     // A SHOULD: the suite sends inputResponses without the requestState of round 1; the
     // fixture starts such a request again at its first round (its states say which
     // round a response answers), so it asks again instead of completing.
@@ -82,24 +83,6 @@ const KNOWN: [(&str, &str, &str); 6] = [
         "input-required-result-ignore-extra-params",
         "sep-2322-ignore-unexpected-params",
         "WARNING",
-    ),
-    // No tool annotates a parameter with x-mcp-header, so nothing can be tested.
-    (PENDING_GAP, "sep-2243-server-no-xmcp-tool", "FAILURE"),
-    (PENDING_GAP, "sep-2243-server-decode-base64", "FAILURE"),
-    (
-        PENDING_GAP,
-        "sep-2243-server-validate-param-match",
-        "FAILURE",
-    ),
-    (
-        PENDING_GAP,
-        "sep-2243-server-reject-invalid-param-chars",
-        "FAILURE",
-    ),
-    (
-        PENDING_GAP,
-        "sep-2243-server-reject-param-mismatch",
-        "FAILURE",
     ),
 ];
 
@@ -218,7 +201,7 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2026_07_28_ag
             "{extensions} extension scenarios ran, not {EXTENSION_COUNT}"
         ));
     }
-    let expected = SCORED.len() + PENDING_CLEAN.len() + 1 + EXTENSION_COUNT;
+    let expected = SCORED.len() + PENDING_CLEAN.len() + EXTENSION_COUNT;
     if checks.len() != expected {
         problems.push(format!(
             "{} scenarios ran, not {expected}: {:?}",

@@ -146,11 +146,34 @@ pub fn tools() -> Vec<ToolSpec> {
             handler: |c| Box::pin(primitive_output(c)),
             switch: None,
         },
+        spec(
+            "test_custom_headers",
+            "Tests the Mcp-Param headers of x-mcp-header parameters (SEP-2243)",
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "description": "Sent as Mcp-Param-Region", "x-mcp-header": "Region"},
+                    "priority": {"type": "integer", "description": "Sent as Mcp-Param-Priority", "x-mcp-header": "Priority"},
+                    "query": {"type": "string", "description": "Not sent as a header"},
+                },
+                "required": ["region"],
+            }),
+            |c| Box::pin(custom_headers(c)),
+        ),
     ]
 }
 
 fn reply(content: Vec<ContentBlock>) -> ToolReply {
     ToolReply::new(CallToolResult::success(content))
+}
+
+/// The endpoint checked the `Mcp-Param-*` headers against these arguments before
+/// the call (`https/headers.rs`); the text says what arrived.
+async fn custom_headers(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    let args = Args::of(&call);
+    args.only(&["region", "priority", "query"])?;
+    let region = args.string("region")?;
+    Ok(text(format!("region: {region}")))
 }
 
 async fn simple_text(call: ToolCall) -> Result<ToolReply, ErrorData> {

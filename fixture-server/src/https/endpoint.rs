@@ -233,6 +233,32 @@ impl Endpoint {
         }
     }
 
+    /// The `Mcp-Param-*` headers of a `tools/call` of a known tool.
+    fn check_tool_headers(
+        &self,
+        headers: &hyper::HeaderMap,
+        request: &wire::Request,
+    ) -> Result<(), String> {
+        if request.method != "tools/call" {
+            return Ok(());
+        }
+        let params = request.params.as_ref();
+        let name = params.and_then(|p| p.get("name")).and_then(|n| n.as_str());
+        let Some(spec) = self
+            .session
+            .catalog
+            .tools
+            .iter()
+            .find(|spec| Some(spec.tool.name.as_ref()) == name)
+        else {
+            return Ok(());
+        };
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .and_then(|a| a.as_object());
+        headers::check_params(headers, &spec.tool.input_schema, arguments)
+    }
+
     /// The checks of a request in the order of the spec's table (WIRE-DIFF §8.2):
     /// headers (400, -32020), the method (404, -32601), `_meta` (400); then the dispatch.
     async fn request(
@@ -243,6 +269,7 @@ impl Endpoint {
         let id = request.id.clone();
         if let Err(message) =
             headers::check_request(headers, &request.method, request.params.as_ref())
+                .and_then(|()| self.check_tool_headers(headers, &request))
         {
             let mismatch = ErrorData::new(ErrorCode(HEADER_MISMATCH), message, None);
             return error(StatusCode::BAD_REQUEST, Some(&id), mismatch);

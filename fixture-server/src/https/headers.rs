@@ -3,8 +3,9 @@
 //! `Mcp-Method` and `Mcp-Name`, checked against the body (streamable-http.mdx §Request
 //! Metadata, §Server Validation; WIRE-DIFF §8.2).
 //!
-//! The fixture's tools annotate no parameter with `x-mcp-header`, so no `Mcp-Param-*`
-//! header is recognized, and an unrecognized one is ignored as the spec asks.
+//! A `tools/call` of a tool whose input schema marks parameters with `x-mcp-header`
+//! also needs their `Mcp-Param-<name>` headers ([`check_params`], §Custom Headers
+//! from Tool Parameters); any other `Mcp-Param-*` header is ignored as the spec asks.
 
 use base64::Engine;
 use hyper::HeaderMap;
@@ -133,6 +134,59 @@ pub fn check_request(
     Ok(())
 }
 
+/// Checks the `Mcp-Param-*` headers of a `tools/call` against its `arguments`, for
+/// each parameter of `schema` marked with `x-mcp-header`: a value in the body needs
+/// its header, with the same text (plain, or in the `=?base64?...?=` sentinel, which
+/// must be valid padded Base64); no value (absent or null) needs no header.
+pub fn check_params(
+    headers: &HeaderMap,
+    schema: &Map<String, Value>,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<(), String> {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Ok(());
+    };
+    for (parameter, property) in properties {
+        let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) else {
+            continue;
+        };
+        let name = format!("mcp-param-{}", header.to_ascii_lowercase());
+        let sent = single(headers, &name)?;
+        let value = arguments
+            .and_then(|arguments| arguments.get(parameter))
+            .filter(|value| !value.is_null());
+        let expected = match value {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Bool(_) | Value::Number(_)) => {
+                value.map(Value::to_string).unwrap_or_default()
+            }
+            Some(_) => continue,
+            None if sent.is_some() => {
+                return Err(format!(
+                    "Header mismatch: the header Mcp-Param-{header} is sent, but the argument '{parameter}' has no value."
+                ));
+            }
+            None => continue,
+        };
+        let sent = sent.ok_or_else(|| {
+            format!(
+                "Header mismatch: the argument '{parameter}' needs the header Mcp-Param-{header}."
+            )
+        })?;
+        let decoded = decode(&sent).ok_or_else(|| {
+            format!(
+                "Header mismatch: the header Mcp-Param-{header} is not valid =?base64?...?= text."
+            )
+        })?;
+        if decoded != expected {
+            return Err(format!(
+                "Header mismatch: Mcp-Param-{header} header value '{decoded}' does not match body value '{expected}'."
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The one value of a header: `None` when absent; an error when repeated or when it
 /// holds characters outside visible ASCII, space and tab.
 fn single(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
@@ -181,6 +235,58 @@ mod tests {
 
     fn params(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn mcp_param_headers_must_match_the_marked_arguments() {
+        let schema = params(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "priority": {"type": "integer", "x-mcp-header": "Priority"},
+            "query": {"type": "string"},
+        }}));
+        let args = params(json!({"region": "Hello", "priority": 3, "query": "q"}));
+        let check = |pairs: &[(&'static str, &'static str)], args: &Map<String, Value>| {
+            check_params(&headers(pairs), &schema, Some(args))
+        };
+        let both = [("mcp-param-region", "Hello"), ("mcp-param-priority", "3")];
+        assert_eq!(check(&both, &args), Ok(()));
+        let encoded = [
+            ("mcp-param-region", "=?base64?SGVsbG8=?="),
+            ("mcp-param-priority", "3"),
+        ];
+        assert_eq!(check(&encoded, &args), Ok(()));
+        for bad in ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?="] {
+            let pairs = [("mcp-param-region", bad), ("mcp-param-priority", "3")];
+            assert_eq!(
+                check(&pairs, &args),
+                Err("Header mismatch: the header Mcp-Param-Region is not valid =?base64?...?= text.".into())
+            );
+        }
+        assert_eq!(
+            check(&[("mcp-param-priority", "3")], &args),
+            Err("Header mismatch: the argument 'region' needs the header Mcp-Param-Region.".into())
+        );
+        assert_eq!(
+            check(&[("mcp-param-region", "World"), ("mcp-param-priority", "3")], &args),
+            Err("Header mismatch: Mcp-Param-Region header value 'World' does not match body value 'Hello'.".into())
+        );
+        // No value in the body: no header; a header without a value is a mismatch.
+        let region_only = params(json!({"region": "Hello", "priority": null}));
+        assert_eq!(
+            check(&[("mcp-param-region", "Hello")], &region_only),
+            Ok(())
+        );
+        assert!(
+            check(&both, &region_only)
+                .unwrap_err()
+                .contains("has no value")
+        );
+        // The literal text of an incomplete sentinel is the value itself.
+        let literal = params(json!({"region": "=?base64?SGVsbG8="}));
+        assert_eq!(
+            check(&[("mcp-param-region", "=?base64?SGVsbG8=")], &literal),
+            Ok(())
+        );
     }
 
     #[test]
