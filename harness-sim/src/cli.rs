@@ -4,7 +4,7 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
 //! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH]
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH]
 //! harness-sim relay -- <server command...>
 //! ```
 //!
@@ -38,7 +38,7 @@ use crate::server_stdio::StdioKind;
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
                   harness-sim relay -- <server command...>\n    \
@@ -134,8 +134,8 @@ struct ReplayArgs {
 #[command(
     name = "harness-sim bench",
     about = "Measures mcp-bridge-vscode against the physical floor: a 2026-07-28 client talking to bridge-fixture-server directly, in the same run (issue 8).",
-    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS).\n\
-                  Build in release mode first: cargo build --release -p mcp-bridge-vscode -p bridge-fixture-server -p harness-sim\n\
+    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS), embedded (9: bridge-embedded-server on its modern path, on its legacy path and behind mcp-bridge-vscode).\n\
+                  Build in release mode first: cargo build --release -p mcp-bridge-vscode -p bridge-fixture-server -p bridge-embedded-server -p harness-sim\n\
                   See docs/benchmarks.md."
 )]
 struct BenchArgs {
@@ -165,6 +165,10 @@ struct BenchArgs {
     /// The fixture server executable (default: the workspace's).
     #[arg(long, value_name = "PATH")]
     fixture: Option<PathBuf>,
+    /// The embedded server executable of `embedded` (default: the workspace's
+    /// bridge-embedded-server).
+    #[arg(long, value_name = "PATH")]
+    embedded: Option<PathBuf>,
 }
 
 /// Runs the command line `args` (including the program name); returns the exit code.
@@ -279,6 +283,7 @@ async fn run_bench(args: &[OsString]) -> i32 {
         rounds: parsed.rounds.map(usize::from),
         bridge: parsed.bridge,
         fixture: parsed.fixture,
+        embedded: parsed.embedded,
         floor: parsed.floor,
         stdio: parsed.stdio,
         command,
@@ -489,5 +494,15 @@ mod tests {
         );
         let error = bench_args(&["--stdio", "fifo"]).unwrap_err().to_string();
         assert!(error.contains("use socketpair or pipe"), "{error}");
+    }
+
+    #[test]
+    fn the_bench_takes_the_embedded_server_as_it_takes_the_bridge() {
+        let parsed =
+            bench_args(&["--only", "embedded", "--embedded", "/e", "--bridge", "/b"]).unwrap();
+        assert_eq!(parsed.only, ["embedded"]);
+        assert_eq!(parsed.embedded, Some(PathBuf::from("/e")));
+        assert_eq!(parsed.bridge, Some(PathBuf::from("/b")));
+        assert_eq!(bench_args(&[]).unwrap().embedded, None);
     }
 }

@@ -103,6 +103,12 @@ impl Conn {
         proc_mem::read(self.pid).map_err(|error| BenchError::Io(format!("memory: {error}")))
     }
 
+    /// The resident memory of the server process and of the processes it started
+    /// (the upstream of a bridge), summed (see [`proc_mem::read_tree`]).
+    pub fn tree_memory(&self) -> Result<Memory, BenchError> {
+        proc_mem::read_tree(self.pid).map_err(|error| BenchError::Io(format!("memory: {error}")))
+    }
+
     /// Writes `parts` one after the other (a frame may be split around a large text).
     pub async fn send(&mut self, parts: &[&[u8]]) -> Result<(), BenchError> {
         let stdin = self.stdin.as_mut().ok_or(BenchError::Closed)?;

@@ -23,8 +23,12 @@
 //! - [`relay`]: `harness-sim relay`, a process that only passes bytes through:
 //!   with `--floor` every measurement also runs through it, to show the floor of
 //!   one more process on the path.
+//! - [`embed_table`]: the three columns of the embedded measurement
+//!   (`scenarios/embedded.rs`, issue 17): `bridge-embedded-server` on its modern
+//!   path, on its legacy path, and behind the separate bridge process.
 
 pub mod conn;
+pub mod embed_table;
 pub mod frames;
 pub mod http;
 pub mod machine;
@@ -85,11 +89,15 @@ pub enum Scenario {
     Stop,
     /// 8: the URL form: small calls over HTTPS direct and through the bridge.
     Url,
+    /// 9: the bridge inside a server (issue 17): small calls to
+    /// `bridge-embedded-server` on its modern path, on its legacy path, and behind
+    /// the separate bridge process.
+    Embedded,
 }
 
 impl Scenario {
-    /// Every scenario, in the order of the issue.
-    pub const ALL: [Scenario; 7] = [
+    /// Every scenario, in the order of the issues.
+    pub const ALL: [Scenario; 8] = [
         Scenario::Latency,
         Scenario::Throughput,
         Scenario::Large,
@@ -97,6 +105,7 @@ impl Scenario {
         Scenario::Start,
         Scenario::Stop,
         Scenario::Url,
+        Scenario::Embedded,
     ];
 
     pub fn name(self) -> &'static str {
@@ -108,6 +117,7 @@ impl Scenario {
             Scenario::Start => "start",
             Scenario::Stop => "stop",
             Scenario::Url => "url",
+            Scenario::Embedded => "embedded",
         }
     }
 }
@@ -142,6 +152,8 @@ pub struct Options {
     pub bridge: Option<PathBuf>,
     /// The fixture server executable (default: the workspace's).
     pub fixture: Option<PathBuf>,
+    /// The embedded server executable (default: the workspace's), for `embedded`.
+    pub embedded: Option<PathBuf>,
     /// Also measure through `harness-sim relay` (the floor of one more process).
     pub floor: bool,
     /// The stdin and stdout of the server on every side.
@@ -155,6 +167,8 @@ pub struct Options {
 pub struct Ctx {
     pub bridge: PathBuf,
     pub fixture: PathBuf,
+    /// `bridge-embedded-server`, when the run measures `embedded`.
+    pub embedded: Option<PathBuf>,
     /// This executable, for `harness-sim relay` (with `floor`).
     pub relay: PathBuf,
     pub rounds: usize,
@@ -221,15 +235,20 @@ pub fn order(rounds: usize, floor: bool) -> Vec<Side> {
         .collect()
 }
 
-/// Finds the executables: the options' paths, else the workspace's in the profile
+/// The executable `bin` of `package`: `given`, else the workspace's in the profile
 /// of this executable (built when missing).
-pub fn executables(options: &Options) -> Result<(PathBuf, PathBuf), BenchError> {
-    let find = |given: &Option<PathBuf>, package: &str, bin: &str| match given {
+fn find(given: &Option<PathBuf>, package: &str, bin: &str) -> Result<PathBuf, BenchError> {
+    match given {
         Some(path) => Ok(path.clone()),
         None => {
             workspace_bin::path(package, bin).map_err(|error| BenchError::Setup(error.to_string()))
         }
-    };
+    }
+}
+
+/// Finds the bridge and the fixture: the options' paths, else the workspace's in
+/// the profile of this executable (built when missing).
+pub fn executables(options: &Options) -> Result<(PathBuf, PathBuf), BenchError> {
     Ok((
         find(&options.bridge, "mcp-bridge-vscode", "mcp-bridge-vscode")?,
         find(
@@ -240,17 +259,39 @@ pub fn executables(options: &Options) -> Result<(PathBuf, PathBuf), BenchError> 
     ))
 }
 
+/// Finds `bridge-embedded-server` the same way, when the run measures `embedded`.
+pub fn embedded_executable(options: &Options) -> Result<Option<PathBuf>, BenchError> {
+    if !options.selects(Scenario::Embedded) {
+        return Ok(None);
+    }
+    find(
+        &options.embedded,
+        "bridge-embedded-server",
+        "bridge-embedded-server",
+    )
+    .map(Some)
+}
+
+impl Options {
+    /// Whether the run measures `scenario` (every one without `--only`).
+    pub fn selects(&self, scenario: Scenario) -> bool {
+        self.only.is_empty() || self.only.contains(&scenario)
+    }
+}
+
 /// Runs the measurements of `options` and returns the report.
 pub async fn run(options: &Options) -> Result<Report, BenchError> {
     let started = Instant::now();
     let machine = machine::Machine::now();
     let load_before = machine::load();
     let (bridge, fixture) = executables(options)?;
+    let embedded = embedded_executable(options)?;
     let relay = std::env::current_exe()
         .map_err(|error| BenchError::Setup(format!("the path of harness-sim: {error}")))?;
     let ctx = Ctx {
         bridge,
         fixture,
+        embedded,
         relay,
         floor: options.floor,
         stdio: options.stdio,
@@ -261,29 +302,35 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         quick: options.quick,
     };
     let mut rows = Vec::new();
+    let mut embedded_rows = Vec::new();
     let mut notes = Vec::new();
     if cfg!(debug_assertions) {
         let warning = "this is a debug build: the bridge and the fixture of the debug profile are measured; run cargo run --release -p harness-sim -- bench".to_owned();
         eprintln!("bench: {warning}");
         notes.push(warning);
     }
-    notes.extend([
-        "direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned(),
-        stdio_note(ctx.stdio),
-    ]);
+    if Scenario::ALL
+        .into_iter()
+        .any(|scenario| scenario != Scenario::Embedded && options.selects(scenario))
+    {
+        notes.push("direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned());
+    }
+    notes.push(stdio_note(ctx.stdio));
     for scenario in Scenario::ALL {
-        if !options.only.is_empty() && !options.only.contains(&scenario) {
+        if !options.selects(scenario) {
             continue;
         }
-        let (mut new_rows, mut new_notes) = scenarios::measure(&ctx, scenario).await?;
-        rows.append(&mut new_rows);
-        notes.append(&mut new_notes);
+        let mut measured = scenarios::measure(&ctx, scenario).await?;
+        rows.append(&mut measured.rows);
+        embedded_rows.append(&mut measured.embedded);
+        notes.append(&mut measured.notes);
     }
     Ok(Report {
         machine,
         command: options.command.clone(),
         bridge: ctx.bridge.display().to_string(),
         fixture: ctx.fixture.display().to_string(),
+        embedded: ctx.embedded.as_ref().map(|path| path.display().to_string()),
         rounds: ctx.rounds,
         quick: ctx.quick,
         stdio: ctx.stdio,
@@ -291,6 +338,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         load_after: machine::load(),
         seconds: started.elapsed().as_secs_f64(),
         rows,
+        embedded_rows,
         notes,
     })
 }
@@ -302,7 +350,7 @@ fn stdio_note(stdio: StdioKind) -> String {
         StdioKind::Pipe => "pipes, as a shell gives them",
     };
     format!(
-        "stdio {stdio}: the client gives the server of every side (direct, relay, bridged) {client}; the bridge and the relay give the fixture pipes."
+        "stdio {stdio}: the client gives the server of every side (direct, relay, bridged; modern, legacy, separate) {client}; the bridge and the relay give their server pipes."
     )
 }
 
@@ -337,6 +385,21 @@ mod tests {
     }
 
     #[test]
+    fn only_a_run_that_measures_embedded_needs_the_embedded_server() {
+        let mut options = Options::default();
+        assert!(options.selects(Scenario::Embedded));
+        options.only = vec![Scenario::Latency];
+        assert!(!options.selects(Scenario::Embedded));
+        assert_eq!(embedded_executable(&options).unwrap(), None);
+        options.only = vec![Scenario::Embedded];
+        options.embedded = Some("/e".into());
+        assert_eq!(
+            embedded_executable(&options).unwrap(),
+            Some(PathBuf::from("/e"))
+        );
+    }
+
+    #[test]
     fn scenario_names_round_trip() {
         for scenario in Scenario::ALL {
             assert_eq!(scenario.name().parse::<Scenario>(), Ok(scenario));
@@ -354,6 +417,7 @@ mod tests {
         let ctx = Ctx {
             bridge: "/b".into(),
             fixture: "/f".into(),
+            embedded: None,
             relay: "/h".into(),
             rounds: 1,
             quick: true,

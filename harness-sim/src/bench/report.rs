@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::embed_table::{self, EmbedRow};
 use super::frames::Side;
 use super::machine::Machine;
 use super::stats::median;
@@ -45,7 +46,7 @@ impl Unit {
 }
 
 /// A ratio with two decimals, or three significant digits below 0.1.
-fn ratio_text(ratio: f64) -> String {
+pub(crate) fn ratio_text(ratio: f64) -> String {
     if ratio.abs() < 0.1 && ratio != 0.0 {
         format!("{ratio:.3}")
     } else {
@@ -206,6 +207,9 @@ pub struct Report {
     pub command: String,
     pub bridge: String,
     pub fixture: String,
+    /// `bridge-embedded-server`, when the run measured `embedded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<String>,
     /// Rounds of each measurement (direct and bridged alternate: ABBA...).
     pub rounds: usize,
     pub quick: bool,
@@ -217,6 +221,9 @@ pub struct Report {
     /// The duration of the run in seconds.
     pub seconds: f64,
     pub rows: Vec<Row>,
+    /// The rows of the embedded measurement (issue 17): three paths, not two sides.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub embedded_rows: Vec<EmbedRow>,
     /// How each figure was measured, and what a row needs to be read right.
     pub notes: Vec<String>,
 }
@@ -239,6 +246,9 @@ impl Report {
             "bridge:  {}\nfixture: {}\nstdio:   {} (the server's stdin and stdout on every side)\n",
             self.bridge, self.fixture, self.stdio
         ));
+        if let Some(embedded) = &self.embedded {
+            out.push_str(&format!("embedded: {embedded}\n"));
+        }
         out.push_str(&format!(
             "load average (1, 5, 15 min): {} before, {} after; {} rounds{}, {:.0} s\n\n",
             self.load_before,
@@ -247,10 +257,20 @@ impl Report {
             if self.quick { " (--quick)" } else { "" },
             self.seconds
         ));
-        out.push_str(&table(&self.rows));
-        let with_target: Vec<&Row> = self.rows.iter().filter(|r| r.met.is_some()).collect();
-        let met = with_target.iter().filter(|r| r.met == Some(true)).count();
-        out.push_str(&format!("\ntargets met: {met} of {}\n", with_target.len()));
+        if !self.rows.is_empty() {
+            out.push_str(&table(&self.rows));
+            let with_target: Vec<&Row> = self.rows.iter().filter(|r| r.met.is_some()).collect();
+            let met = with_target.iter().filter(|r| r.met == Some(true)).count();
+            out.push_str(&format!("\ntargets met: {met} of {}\n", with_target.len()));
+        }
+        if !self.embedded_rows.is_empty() {
+            if !self.rows.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&embed_table::table(&self.embedded_rows));
+            out.push('\n');
+            out.push_str(&embed_table::summary(&self.embedded_rows));
+        }
         for note in &self.notes {
             out.push_str(&format!("- {note}\n"));
         }
@@ -277,8 +297,18 @@ pub fn table(rows: &[Row]) -> String {
     // The figures and ratios are right-aligned, the rest left-aligned.
     let right = |i: usize| i > 0 && i < header.len() - 2;
     let cells: Vec<Vec<String>> = rows.iter().map(|row| row.cells(floor)).collect();
+    aligned(&header, &cells, right)
+}
+
+/// A table of `header` and `cells` in aligned columns, two spaces apart; the
+/// columns where `right` holds are right-aligned, the others left-aligned.
+pub(crate) fn aligned(
+    header: &[&str],
+    cells: &[Vec<String>],
+    right: impl Fn(usize) -> bool,
+) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in &cells {
+    for row in cells {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
@@ -298,8 +328,8 @@ pub fn table(rows: &[Row]) -> String {
         }
         out.trim_end().to_owned() + "\n"
     };
-    let mut out = line(&header);
-    for row in &cells {
+    let mut out = line(header);
+    for row in cells {
         let row: Vec<&str> = row.iter().map(String::as_str).collect();
         out.push_str(&line(&row));
     }

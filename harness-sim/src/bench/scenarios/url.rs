@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::SHORT_TEXT;
-use super::throughput::{WINDOW, window};
+use super::throughput::WINDOW;
+use super::{LATENCY_WARMUP, SHORT_TEXT, THROUGHPUT_WARMUP, small_calls};
 use crate::bench::frames::Frames;
 use crate::bench::http::{DirectClient, HttpsFixture};
 use crate::bench::report::{Pair, Row, Unit};
@@ -16,10 +16,6 @@ use crate::bench::session::Session;
 use crate::bench::stats::percentile;
 use crate::bench::{BenchError, Ctx, Side, order};
 use tokio::time::Instant;
-
-/// Calls before the measured ones, as in 1 and 2.
-const LATENCY_WARMUP: usize = 200;
-const THROUGHPUT_WARMUP: usize = 1000;
 
 pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let fixture = HttpsFixture::start(&ctx.fixture).await?;
@@ -143,19 +139,8 @@ async fn bridged(
 ) -> Result<(f64, f64, f64), BenchError> {
     let argv = fixture.bridge_argv(&ctx.bridge);
     let mut session = Session::start_command(ctx, Side::Bridged, &argv, 0).await?;
-    let echo = session.frames.echo();
-    let mut line = Vec::new();
-    for _ in 0..LATENCY_WARMUP {
-        session.call(&echo, SHORT_TEXT, &mut line).await?;
-    }
-    let mut times = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let (_, time) = session.call(&echo, SHORT_TEXT, &mut line).await?;
-        times.push(time.as_secs_f64());
-    }
-    window(&mut session, THROUGHPUT_WARMUP).await?;
-    let rate = window(&mut session, rate_calls).await?;
+    let (p50, rate) = small_calls(&mut session, calls, rate_calls).await?;
     let peak = session.conn.memory()?.peak as f64;
     session.conn.stop().await?;
-    Ok((percentile(&times, 50.0).unwrap_or(f64::NAN), rate, peak))
+    Ok((p50, rate, peak))
 }
