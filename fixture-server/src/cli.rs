@@ -93,7 +93,8 @@ header gets 400 with the JSON-RPC error -32020.
   --tls-dir DIR      Loads DIR/server.crt and DIR/server.key (as written by
                      `tls-fixtures generate DIR`); ca-file is DIR/ca.crt. Without it the
                      certificates are made in memory and the CA is written to a new
-                     folder under the temporary directory
+                     folder under the temporary directory (removed at the end; the
+                     folders of killed servers go at the next start)
   --tls-case CASE    The certificate the server presents: good (default), or a case that
                      a client trusting ca-file must refuse: expired, wrong-host (for
                      wrong.example only) or unknown-ca (issued by an untrusted CA)

@@ -31,6 +31,7 @@
 pub mod endpoint;
 pub mod exchanges;
 pub mod headers;
+pub mod leftovers;
 pub mod options;
 pub mod server;
 pub mod sse;

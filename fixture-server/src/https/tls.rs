@@ -100,8 +100,11 @@ pub fn load(dir: &Path, case: TlsCase) -> Result<Tls, TlsError> {
 pub fn generate(case: TlsCase, names: &[String]) -> Result<Tls, TlsError> {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let fixtures = tls_fixtures::generate_for(&names)?;
-    let dir = std::env::temp_dir().join(format!(
-        "bridge-fixture-server-{}-{}",
+    let temp = std::env::temp_dir();
+    super::leftovers::sweep(&temp);
+    let dir = temp.join(format!(
+        "{}{}-{}",
+        super::leftovers::PREFIX,
         std::process::id(),
         suffix()
     ));
