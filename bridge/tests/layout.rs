@@ -63,3 +63,27 @@ fn every_test_file_belongs_to_a_test_executable() {
         "test files that no test executable declares (add `mod <name>;` to a test root): {found:?}"
     );
 }
+
+/// The example consumer lives outside the workspace with a Cargo.lock of its own, which
+/// .ci/run uses with `--locked`: a dependency that the bridge gains must reach that
+/// lock too, or CI fails after the whole test command.
+#[test]
+fn the_lock_of_the_example_consumer_is_current() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/consumer/Cargo.toml");
+    let output = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--locked",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "examples/consumer/Cargo.lock is out of date: run `cargo update --manifest-path examples/consumer/Cargo.toml --workspace`\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
