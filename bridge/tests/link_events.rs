@@ -115,14 +115,24 @@ async fn a_question_of_the_link_goes_to_vs_code_as_a_bridge_request_and_its_answ
             .await,
         json!({"jsonrpc":"2.0","id":7,"result":{}})
     );
+    accept(&mut bridge, "b-1", answered).await;
+    // A second answer with the same id reaches nobody.
+    late_answer_is_dropped(&mut bridge, "b-1").await;
+}
+
+/// VS Code accepts the question `id`, and the link gets the accept.
+async fn accept(bridge: &mut Bridge, id: &str, answered: oneshot::Receiver<Outcome>) {
     bridge
-        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .send(json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept"}}))
         .await;
     let outcome = timeout(WAIT, answered).await.unwrap().unwrap();
     assert_eq!(outcome, Outcome::Result(json!({"action":"accept"})));
-    // A second answer with the same id reaches nobody.
+}
+
+/// An answer to a question that no longer waits reaches nobody.
+async fn late_answer_is_dropped(bridge: &mut Bridge, id: &str) {
     bridge
-        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
+        .send(json!({"jsonrpc":"2.0","id":id,"result":{"action":"accept"}}))
         .await;
     bridge
         .expect_silence(std::time::Duration::from_millis(100))
@@ -182,18 +192,9 @@ async fn a_withdrawn_question_is_cancelled_toward_vs_code_and_the_others_stay() 
             "params":{"requestId":"b-1","reason":"the sign-in did not complete in time"}})
     );
     // The question whose answer the link still waits for goes on.
-    bridge
-        .send(json!({"jsonrpc":"2.0","id":"b-2","result":{"action":"accept"}}))
-        .await;
-    let outcome = timeout(WAIT, kept).await.unwrap().unwrap();
-    assert_eq!(outcome, Outcome::Result(json!({"action":"accept"})));
+    accept(&mut bridge, "b-2", kept).await;
     // A late answer to the withdrawn question is dropped.
-    bridge
-        .send(json!({"jsonrpc":"2.0","id":"b-1","result":{"action":"accept"}}))
-        .await;
-    bridge
-        .expect_silence(std::time::Duration::from_millis(100))
-        .await;
+    late_answer_is_dropped(&mut bridge, "b-1").await;
 }
 
 #[tokio::test(flavor = "current_thread")]
