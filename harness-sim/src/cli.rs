@@ -134,7 +134,7 @@ struct ReplayArgs {
 #[command(
     name = "harness-sim bench",
     about = "Measures mcp-bridge-vscode against the physical floor: a 2026-07-28 client talking to bridge-fixture-server directly, in the same run (issue 8).",
-    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS), embedded (9: bridge-embedded-server on its modern path, on its legacy path and behind mcp-bridge-vscode).\n\
+    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS), embedded (9: bridge-embedded-server on its modern path, on its legacy path and behind mcp-bridge-vscode); only when named: soak (10: 1,000,000 small calls, the memory after 10,000 and at the end; about a minute a side).\n\
                   Build in release mode first: cargo build --release -p mcp-bridge-vscode -p bridge-fixture-server -p bridge-embedded-server -p harness-sim\n\
                   See docs/benchmarks.md."
 )]

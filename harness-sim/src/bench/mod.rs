@@ -93,6 +93,9 @@ pub enum Scenario {
     /// `bridge-embedded-server` on its modern path, on its legacy path, and behind
     /// the separate bridge process.
     Embedded,
+    /// 10 (issue 20): 1,000,000 small calls, the memory after 10,000 and at the end.
+    /// It takes minutes: only with `--only soak`, never in a run of [`Scenario::ALL`].
+    Soak,
 }
 
 impl Scenario {
@@ -108,6 +111,9 @@ impl Scenario {
         Scenario::Embedded,
     ];
 
+    /// The measurements that run only when `--only` names them.
+    pub const ON_REQUEST: [Scenario; 1] = [Scenario::Soak];
+
     pub fn name(self) -> &'static str {
         match self {
             Scenario::Latency => "latency",
@@ -118,6 +124,7 @@ impl Scenario {
             Scenario::Stop => "stop",
             Scenario::Url => "url",
             Scenario::Embedded => "embedded",
+            Scenario::Soak => "soak",
         }
     }
 }
@@ -126,11 +133,11 @@ impl FromStr for Scenario {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
+        let known = || Self::ALL.into_iter().chain(Self::ON_REQUEST);
+        known()
             .find(|scenario| scenario.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|s| s.name()).collect();
+                let names: Vec<&str> = known().map(|s| s.name()).collect();
                 format!(
                     "unknown measurement {s:?}; the measurements are {}",
                     names.join(", ")
@@ -275,7 +282,8 @@ pub fn embedded_executable(options: &Options) -> Result<Option<PathBuf>, BenchEr
 impl Options {
     /// Whether the run measures `scenario` (every one without `--only`).
     pub fn selects(&self, scenario: Scenario) -> bool {
-        self.only.is_empty() || self.only.contains(&scenario)
+        let default = self.only.is_empty() && !Scenario::ON_REQUEST.contains(&scenario);
+        default || self.only.contains(&scenario)
     }
 }
 
@@ -311,12 +319,13 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
     }
     if Scenario::ALL
         .into_iter()
+        .chain(Scenario::ON_REQUEST)
         .any(|scenario| scenario != Scenario::Embedded && options.selects(scenario))
     {
         notes.push("direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned());
     }
     notes.push(stdio_note(ctx.stdio));
-    for scenario in Scenario::ALL {
+    for scenario in Scenario::ALL.into_iter().chain(Scenario::ON_REQUEST) {
         if !options.selects(scenario) {
             continue;
         }
@@ -401,9 +410,16 @@ mod tests {
 
     #[test]
     fn scenario_names_round_trip() {
-        for scenario in Scenario::ALL {
+        for scenario in Scenario::ALL.into_iter().chain(Scenario::ON_REQUEST) {
             assert_eq!(scenario.name().parse::<Scenario>(), Ok(scenario));
         }
+        // soak runs only when asked for.
+        assert!(!Options::default().selects(Scenario::Soak));
+        let soak = Options {
+            only: vec![Scenario::Soak],
+            ..Options::default()
+        };
+        assert!(soak.selects(Scenario::Soak) && !soak.selects(Scenario::Latency));
         assert!(
             "memory"
                 .parse::<Scenario>()

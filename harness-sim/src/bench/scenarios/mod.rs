@@ -5,6 +5,7 @@ mod embedded;
 mod large;
 mod latency;
 mod list;
+mod soak;
 mod start;
 mod stop;
 mod throughput;
@@ -52,6 +53,7 @@ pub async fn measure(ctx: &Ctx, scenario: Scenario) -> Result<Measured, BenchErr
         Scenario::Start => start::measure(ctx).await?,
         Scenario::Stop => stop::measure(ctx).await?,
         Scenario::Url => url::measure(ctx).await?,
+        Scenario::Soak => soak::measure(ctx).await?,
         Scenario::Embedded => {
             let (embedded, notes) = embedded::measure(ctx).await?;
             return Ok(Measured {
