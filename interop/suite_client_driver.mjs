@@ -32,16 +32,33 @@ function log(text) {
   process.stderr.write(`driver: ${text}\n`);
 }
 
-/** A port that nothing listens on now, for --redirect-port. */
-function freePort() {
-  return new Promise((resolve, reject) => {
+/** Whether `port` (0: any) can be bound on 127.0.0.1 now; the port bound, or null. */
+function tryPort(port) {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+    server.once("error", () => resolve(null));
+    server.listen(port, "127.0.0.1", () => {
+      const bound = server.address().port;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * A port that nothing listens on now, for --redirect-port. It comes from below the
+ * ephemeral range (32768 on Linux): a port of that range can be taken as the local
+ * port of another test's outgoing connection before the bridge binds it (as
+ * harness-sim/src/ports.rs does for the Rust tests).
+ */
+async function freePort() {
+  const floor = 20000;
+  const span = 32768 - floor;
+  const start = Math.floor(Math.random() * span);
+  for (let step = 0; step < 200; step += 1) {
+    const port = await tryPort(floor + ((start + step) % span));
+    if (port !== null) return port;
+  }
+  return tryPort(0);
 }
 
 /** The bridge's options for the scenario: the client ID of the context, if any. */

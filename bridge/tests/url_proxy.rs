@@ -38,12 +38,8 @@ impl Tinyproxy {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("tinyproxy.log");
         let config = dir.path().join("tinyproxy.conf");
-        // A free port, taken back from the system just before tinyproxy binds it.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // A free port outside the ephemeral range, which tinyproxy binds next.
+        let port = https_fixture::free_port();
         std::fs::write(
             &config,
             format!(

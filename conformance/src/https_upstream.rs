@@ -129,10 +129,7 @@ impl HttpsUpstream {
             .map_err(|e| format!("cannot make the run's folder: {e}"))?;
         let busy = std::net::TcpListener::bind("127.0.0.1:0")
             .map_err(|e| format!("cannot listen on a port: {e}"))?;
-        let free_port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .map_err(|e| format!("cannot find a free port: {e}"))?
-            .port();
+        let free_port = harness_sim::ports::free_port();
         let proxy = if env.iter().any(|(_, value)| value.contains("$PROXY")) {
             let proxy = crate::proxy::Proxy::start()
                 .await

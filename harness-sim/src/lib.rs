@@ -35,6 +35,7 @@ pub mod answers;
 pub mod bench;
 pub mod cli;
 pub mod client;
+pub mod ports;
 pub mod process;
 pub mod profile;
 pub mod record;

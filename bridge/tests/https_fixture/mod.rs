@@ -91,13 +91,10 @@ pub fn bridge(fixture: &HttpsFixture, args: &[&str], env: &[(&str, &str)]) -> St
     bridge_to(&fixture.url, &fixture.ca_file, args, env)
 }
 
-/// A port that nothing listens on now.
+/// A port that nothing listens on now, outside the ephemeral range
+/// ([`harness_sim::ports`]).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    harness_sim::ports::free_port()
 }
 
 /// An executable script at `dir/name` (a `$BROWSER`).
