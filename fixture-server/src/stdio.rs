@@ -20,7 +20,7 @@ pub async fn run(options: Options) -> i32 {
         return close_stdout_and_sleep().await;
     }
     let config = options.config;
-    let tools = crate::catalog::Catalog::build(&config);
+    let tools = crate::profiles::catalog(&config);
     info!(
         "stdio",
         "serving MCP 2026-07-28 on stdio with the profile {}: tools {}, prompts {}, resources {}",

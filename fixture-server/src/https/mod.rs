@@ -47,7 +47,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::AuthServer;
-use crate::catalog::Catalog;
 use crate::cli::Options;
 use crate::outbox::{Outbox, Routes};
 use crate::session::{Control, Session};
@@ -171,7 +170,7 @@ fn endpoint(
 ) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), String> {
     let config = options.config.clone();
     let states = StateCodec::new()?;
-    let catalog = Catalog::build(&config);
+    let catalog = crate::profiles::catalog(&config);
     info!(
         "http",
         "serving MCP 2026-07-28 at {url} with the profile {}: tools {}, prompts {}, resources {}",
