@@ -65,6 +65,7 @@ pub mod conformance;
 pub mod context;
 pub mod diag;
 pub mod fetch;
+pub mod http_body;
 pub mod https;
 pub mod input;
 pub mod meta;
