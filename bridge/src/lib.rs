@@ -3,7 +3,7 @@
 //!
 //! # The API
 //!
-//! - [`embed::serve_stdio`] and [`embed::EmbedOptions`] (the feature `rmcp`): the
+//! - `embed::serve_stdio` and `embed::EmbedOptions` (the feature `rmcp`): the
 //!   bridge inside an rmcp server, in place of rmcp's stdio serve (M5).
 //! - [`Serve`]: one connection of VS Code served in front of a [`Connector`] (the
 //!   one [`run::connector`] makes of a [`config::Config`], or the embedding's).
