@@ -2,7 +2,7 @@
 //! reach: the pure rules, the line reading, the events of the upstream link and its
 //! in-process implementation, the token stores. No part of the crate's API (hidden
 //! from its documentation; any commit may change it): a user of the library needs
-//! only [`crate::embed`], [`crate::Serve`] and the entry points of the executable.
+//! only `embed`, `Serve` and the entry points of the executable.
 //!
 //! The paths mirror the private modules, so that `internals::rules::input` is
 //! `src/rules/input.rs`.
