@@ -1,25 +1,39 @@
 //! `mcp-bridge-vscode`: a stdio MCP server of revision 2025-11-25 for the two MCP
 //! clients of VS Code, in front of an MCP server of revision 2026-07-28.
 //!
+//! # The API
+//!
+//! - `embed::serve_stdio` and `embed::EmbedOptions` (the feature `rmcp`): the
+//!   bridge inside an rmcp server, in place of rmcp's stdio serve (M5).
+//! - [`Serve`]: one connection of VS Code served in front of a [`Connector`] (the
+//!   one [`run::connector`] makes of a [`config::Config`], or the embedding's).
+//! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session, which
+//!   `main.rs` puts together: parse the command line, start the logs, open the token
+//!   store, serve stdin and stdout, map the end to an exit code.
+//!
 //! # Layout
 //!
-//! Frames flow one way through the layers; each is a folder with one job.
+//! Frames flow one way through the layers; each is a private folder with one job
+//! (docs/architecture.md walks a request through them).
 //!
-//! - [`wire`]: JSON-RPC frames as `serde_json::Value`, ids, the line codec with
+//! - `wire`: JSON-RPC frames as `serde_json::Value`, ids, the line codec with
 //!   `--max-line-bytes`, and the error causes. No MCP rules.
-//! - [`client`]: VS Code's side: the reader of its lines, the writer of its
-//!   frames, and stdin and stdout.
-//! - [`session`]: one task owns the connection with VS Code: the lifecycle, the
+//! - `client`: VS Code's side: the reader of its lines, the writer of its frames,
+//!   and stdin and stdout.
+//! - `session`: one task owns the connection with VS Code: the lifecycle, the
 //!   requests in flight, the timers and the order of frames to stdout.
-//! - [`serve`]: the tasks of one connection and the watchdog, under one
-//!   cancellation token and one task tracker.
-//! - [`rules`]: pure translation functions between the two revisions, each naming
-//!   the items of the contract it implements (R1-R8, C1-C4, O1-O11).
-//! - [`upstream`]: the upstream server behind one small interface (a child process
-//!   over stdio, a server in the same process; a URL in M4).
-//! - [`cli`], [`config`], [`log`], [`run`]: the executable around a session.
-//! - `embed` (the feature `rmcp`): the bridge inside an rmcp server, in place of
-//!   rmcp's stdio serve (M5).
+//! - `serve`: the tasks of one connection and the watchdog, under one cancellation
+//!   token and one task tracker.
+//! - `rules`: pure translation functions between the two revisions, each naming the
+//!   items of the contract it implements (R1-R8, C1-C4, O1-O11).
+//! - `notify`: the listen stream as a pure state machine (R2, O5-O7).
+//! - `upstream`: the upstream server behind one small interface (a child process
+//!   over stdio, a URL, a server in the same process).
+//! - `auth`: the sign-in of the URL form and the token stores (M4, M6).
+//!
+//! What only the fuzz targets and the tests reach (the pure rules, the line
+//! reading, the in-process upstream, the token stores) is re-exported by the hidden
+//! module `internals`, which is no part of the API.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 // No indexing that can panic on data of a peer (issue 9). The few functions of the
@@ -27,21 +41,24 @@
 // fuzz target line_codec and the properties of reliability_properties.rs check them.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
-pub mod auth;
+mod auth;
 pub mod cli;
-pub mod client;
+mod client;
 pub mod config;
 #[cfg(feature = "rmcp")]
 pub mod embed;
+#[doc(hidden)]
+pub mod internals;
 pub mod log;
-pub mod notify;
-pub mod rules;
+mod notify;
+mod rules;
 pub mod run;
-pub mod serve;
-pub mod session;
+mod serve;
+mod session;
 #[cfg(test)]
 mod troubleshooting_check;
-pub mod upstream;
-pub mod wire;
+mod upstream;
+mod wire;
 
 pub use serve::{Exit, Serve, serve};
+pub use upstream::Connector;

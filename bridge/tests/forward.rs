@@ -6,8 +6,8 @@ use crate::common;
 use common::*;
 use mcp_bridge_vscode::Exit;
 use mcp_bridge_vscode::config::Limits;
-use mcp_bridge_vscode::upstream::UpstreamEvent;
-use mcp_bridge_vscode::upstream::stdio::ExitReport;
+use mcp_bridge_vscode::internals::upstream::UpstreamEvent;
+use mcp_bridge_vscode::internals::upstream::stdio::ExitReport;
 use serde_json::{Value, json};
 use std::time::Duration;
 

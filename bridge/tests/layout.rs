@@ -39,13 +39,46 @@ fn orphans(package: &Path, manifest: &str) -> Vec<String> {
     orphans
 }
 
+/// The package folders that the root manifest's `members` names (the products at
+/// the top, the helper crates under `support/`).
+fn members(workspace: &Path) -> Vec<std::path::PathBuf> {
+    let manifest = std::fs::read_to_string(workspace.join("Cargo.toml")).unwrap();
+    let (_, rest) = manifest
+        .split_once("members = [")
+        .expect("a members list in the root Cargo.toml");
+    let (list, _) = rest.split_once(']').expect("the end of the members list");
+    list.split(',')
+        .map(|member| member.trim().trim_matches('"'))
+        .filter(|member| !member.is_empty())
+        .map(|member| workspace.join(member))
+        .collect()
+}
+
+#[test]
+fn every_member_of_the_workspace_is_a_folder_with_a_manifest() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let members = members(&workspace);
+    let missing: Vec<_> = members
+        .iter()
+        .filter(|package| !package.join("Cargo.toml").is_file())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "members without a manifest: {missing:?}"
+    );
+    assert!(
+        members.contains(&workspace.join("support/json-shallow"))
+            && members.contains(&workspace.join("support/workspace-bin")),
+        "the helper crates live under support/: {members:?}"
+    );
+}
+
 #[test]
 fn every_test_file_belongs_to_a_test_executable() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut checked = 0;
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(&workspace).unwrap() {
-        let package = entry.unwrap().path();
+    for package in members(&workspace) {
         let Ok(manifest) = std::fs::read_to_string(package.join("Cargo.toml")) else {
             continue;
         };

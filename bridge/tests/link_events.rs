@@ -6,10 +6,10 @@ use crate::common;
 
 use common::{Bridge, Upstream, WAIT, vscode_initialize};
 use mcp_bridge_vscode::Exit;
-use mcp_bridge_vscode::upstream::{
+use mcp_bridge_vscode::internals::upstream::{
     ClientQuestion, ClientState, LinkEnd, RequestFailure, UpstreamEvent,
 };
-use mcp_bridge_vscode::wire::frame::Outcome;
+use mcp_bridge_vscode::internals::wire::frame::Outcome;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::time::timeout;
@@ -283,7 +283,7 @@ async fn a_link_that_ends_without_ending_the_session_fails_its_requests_and_the_
 
 #[test]
 fn each_connect_error_has_its_cause_and_its_line() {
-    use mcp_bridge_vscode::upstream::ConnectError;
+    use mcp_bridge_vscode::internals::upstream::ConnectError;
     let cases = [
         (
             ConnectError::Spawn("No such file or directory (os error 2)".into()),

@@ -1,7 +1,7 @@
 //! `mcp-bridge-vscode logout` as a process, with a file store in a temporary
 //! directory: the lines of the Output channel and the exit codes 0, 1 and 2.
 
-use mcp_bridge_vscode::auth::store::{
+use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
 use std::path::{Path, PathBuf};

@@ -12,29 +12,29 @@
 use crate::common;
 
 use common::*;
-use mcp_bridge_vscode::notify::events;
-use mcp_bridge_vscode::rules::capabilities::{self, Declared, InputKinds};
-use mcp_bridge_vscode::rules::initialize::{FallbackIdentity, initialize_result};
-use mcp_bridge_vscode::rules::input::{
+use mcp_bridge_vscode::internals::notify::events;
+use mcp_bridge_vscode::internals::rules::capabilities::{self, Declared, InputKinds};
+use mcp_bridge_vscode::internals::rules::initialize::{FallbackIdentity, initialize_result};
+use mcp_bridge_vscode::internals::rules::input::{
     Ask, answer_of, form_content_error, plan_round, url_is_safe,
 };
-use mcp_bridge_vscode::rules::results::{
+use mcp_bridge_vscode::internals::rules::results::{
     ResultKind, ShallowShape, check_result_shape, result_kind, shape_call_result_shallow,
     shape_result,
 };
-use mcp_bridge_vscode::rules::schema_repair::{
+use mcp_bridge_vscode::internals::rules::schema_repair::{
     MAX_SCHEMA_DEPTH, SchemaFix, is_falsy_in_javascript, repair_array_items,
 };
-use mcp_bridge_vscode::rules::{SERVER_INFO_KEY, errors, meta, progress};
-use mcp_bridge_vscode::wire::codec::recover_id;
-use mcp_bridge_vscode::wire::shallow::ShallowObject;
+use mcp_bridge_vscode::internals::rules::{SERVER_INFO_KEY, errors, meta, progress};
+use mcp_bridge_vscode::internals::wire::codec::recover_id;
+use mcp_bridge_vscode::internals::wire::shallow::ShallowObject;
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 use std::collections::HashSet;
 
 /// The forwarded methods of the bridge, and one it does not know.
 fn methods() -> Vec<&'static str> {
-    let mut methods = mcp_bridge_vscode::rules::FORWARDED_METHODS.to_vec();
+    let mut methods = mcp_bridge_vscode::internals::rules::FORWARDED_METHODS.to_vec();
     methods.push("x/unknown");
     methods
 }
@@ -559,7 +559,7 @@ proptest! {
 /// the member that VS Code reads.
 fn upstream_result() -> impl Strategy<Value = (&'static str, Map<String, Value>)> {
     (
-        prop::sample::select(mcp_bridge_vscode::rules::FORWARDED_METHODS.to_vec()),
+        prop::sample::select(mcp_bridge_vscode::internals::rules::FORWARDED_METHODS.to_vec()),
         json_object(),
         any::<bool>(),
         prop::collection::vec(json_value(), 0..4),

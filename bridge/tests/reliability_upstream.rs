@@ -8,7 +8,7 @@ use crate::common;
 use common::*;
 use mcp_bridge_vscode::Exit;
 use mcp_bridge_vscode::config::Limits;
-use mcp_bridge_vscode::upstream::stdio::ExitReport;
+use mcp_bridge_vscode::internals::upstream::stdio::ExitReport;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -462,7 +462,7 @@ async fn an_answer_of_vscode_too_deep_for_the_next_round_fails_the_request_at_on
     let second = upstream.recv().await;
     let mut line = second.to_string().into_bytes();
     line.push(b'\n');
-    assert!(mcp_bridge_vscode::wire::codec::parse(&line).is_ok());
+    assert!(mcp_bridge_vscode::internals::wire::codec::parse(&line).is_ok());
     upstream.respond(&second, json!({"content":[]})).await;
     assert_eq!(bridge.recv().await["id"], 2);
 }
@@ -478,9 +478,11 @@ async fn an_upstream_that_never_stops_sending_notifications_does_not_starve_vsco
     let flood = tokio::spawn(async move {
         let noise = json!({"jsonrpc":"2.0","method":"notifications/unknown"});
         loop {
-            let message = mcp_bridge_vscode::wire::frame::Message::classify(noise.clone()).unwrap();
+            let message =
+                mcp_bridge_vscode::internals::wire::frame::Message::classify(noise.clone())
+                    .unwrap();
             if events
-                .send(mcp_bridge_vscode::upstream::UpstreamEvent::Message(message))
+                .send(mcp_bridge_vscode::internals::upstream::UpstreamEvent::Message(message))
                 .await
                 .is_err()
             {

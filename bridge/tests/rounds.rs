@@ -6,7 +6,7 @@ use crate::common;
 use common::*;
 use mcp_bridge_vscode::Exit;
 use mcp_bridge_vscode::config::Limits;
-use mcp_bridge_vscode::upstream::stdio::ExitReport;
+use mcp_bridge_vscode::internals::upstream::stdio::ExitReport;
 use serde_json::{Value, json};
 use std::time::Duration;
 

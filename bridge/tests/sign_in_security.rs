@@ -17,7 +17,7 @@ use crate::pipes;
 
 use harness_sim::process::StdioPeer;
 use https_fixture::{HttpsFixture, bridge, bridge_to, free_port, script};
-use mcp_bridge_vscode::auth::store::{
+use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
 use pipes::*;

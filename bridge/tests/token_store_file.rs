@@ -4,7 +4,7 @@
 //! executable again, started as a child with the environment of a writer.
 
 use crate::pipes;
-use mcp_bridge_vscode::auth::store::{
+use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
 use proptest::prelude::*;

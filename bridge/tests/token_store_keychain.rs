@@ -6,11 +6,11 @@
 //! them).
 
 use crate::pipes;
-use mcp_bridge_vscode::auth::store::{
+use mcp_bridge_vscode::config::TokenStoreChoice;
+use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, KeychainStore, NativeKeychain, SERVICE, StoreKind,
     StoredSignIn, TokenKey, TokenStore, open,
 };
-use mcp_bridge_vscode::config::TokenStoreChoice;
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -14,10 +14,8 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::config::{Config, Profile};
 use crate::context::Call;
 use crate::input::Prior;
-use crate::session::Switch;
 
 /// A boxed future that a handler returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -28,6 +26,21 @@ pub struct ToolCall {
     pub name: String,
     pub args: Map<String, Value>,
     pub prior: Prior,
+}
+
+impl ToolCall {
+    /// The answers of a retry of round `round`, or `None` for a first call (or a
+    /// state of another round): every tool that asks for input reads them so.
+    pub fn answers(&self, round: u32) -> Option<&Map<String, Value>> {
+        match &self.prior {
+            Prior::Retry {
+                round: r,
+                responses,
+                ..
+            } if *r == round => Some(responses),
+            _ => None,
+        }
+    }
 }
 
 /// What happens after the response of a tool is written.
@@ -55,12 +68,31 @@ impl ToolReply {
 
 pub type ToolHandler = fn(ToolCall) -> BoxFuture<Result<ToolReply, ErrorData>>;
 
+/// The switches of `toggle`: a tool or a prompt listed only while its switch is on.
+/// They belong to the catalog's entries; the session keeps their state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switch {
+    Tool,
+    Prompt,
+}
+
 /// A tool and its handler.
 pub struct ToolSpec {
     pub tool: Tool,
     pub handler: ToolHandler,
     /// Listed and callable only while this switch of `toggle` is on.
     pub switch: Option<Switch>,
+}
+
+impl ToolSpec {
+    /// A tool that is always listed, with a raw input schema (an object schema).
+    pub fn new(name: &str, description: &str, schema: Value, handler: ToolHandler) -> ToolSpec {
+        ToolSpec {
+            tool: tool(name, description, schema),
+            handler,
+            switch: None,
+        }
+    }
 }
 
 /// A `prompts/get` being handled.
@@ -114,35 +146,6 @@ pub struct Catalog {
 pub const INSTRUCTIONS: &str = "The upstream server of the mcp-bridge-rs tests.";
 
 impl Catalog {
-    /// The catalog of `config`.
-    pub fn build(config: &Config) -> Catalog {
-        let mut catalog = match config.profile {
-            Profile::Fixture => crate::tools::fixture_catalog(config),
-            Profile::Conformance => crate::conformance::catalog(config),
-        };
-        if config.apps {
-            catalog.tools.push(crate::tools::apps::show());
-            catalog.resources.extend(crate::resources::app_resources());
-            catalog.extensions = Some(crate::tools::apps::extension());
-        }
-        catalog
-            .tools
-            .extend((0..config.many_tools).map(crate::tools::many::numbered_tool));
-        if !config.completions {
-            catalog.completion = None;
-        }
-        if config.icons {
-            for spec in catalog
-                .tools
-                .iter_mut()
-                .filter(|spec| spec.tool.name == "echo")
-            {
-                spec.tool.icons = Some(three_scheme_icons("echo"));
-            }
-        }
-        catalog
-    }
-
     /// The `capabilities` of `server/discover`.
     pub fn capabilities(&self) -> Value {
         let mut capabilities = json!({

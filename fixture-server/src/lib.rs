@@ -65,12 +65,14 @@ pub mod conformance;
 pub mod context;
 pub mod diag;
 pub mod fetch;
+pub mod http_body;
 pub mod https;
 pub mod input;
 pub mod meta;
 pub mod methods;
 pub mod outbox;
 pub mod pagination;
+pub mod profiles;
 pub mod prompts;
 pub mod resources;
 pub mod session;
@@ -87,7 +89,6 @@ use tokio::sync::mpsc;
 
 pub use config::{Config, Profile};
 
-use catalog::Catalog;
 use outbox::Outbox;
 use session::{Control, Session};
 use state::StateCodec;
@@ -132,7 +133,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let states = StateCodec::new()?;
-    let catalog = Catalog::build(&config);
+    let catalog = crate::profiles::catalog(&config);
     let (outbox, mut writer) = Outbox::spawn(output);
     let (control, mut controls) = mpsc::unbounded_channel();
     let session = Arc::new(Session::new(

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Switch};
 use crate::config::Config;
 use crate::outbox::Outbox;
 use crate::state::StateCodec;
@@ -93,13 +93,6 @@ impl Filter {
 pub enum Control {
     /// Stop serving: the process exits with this code.
     Exit(i32),
-}
-
-/// The switches of `toggle`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Switch {
-    Tool,
-    Prompt,
 }
 
 struct Listen {

@@ -14,13 +14,19 @@ pub const CLOSE_STDOUT_SLEEP: Duration = Duration::from_secs(120);
 /// exit code.
 pub async fn run(options: Options) -> i32 {
     if options.transport != Transport::Stdio {
-        return crate::https::run(options).await;
+        return crate::https::run(
+            options.config,
+            options.transport,
+            options.http,
+            options.auth,
+        )
+        .await;
     }
     if options.close_stdout {
         return close_stdout_and_sleep().await;
     }
     let config = options.config;
-    let tools = crate::catalog::Catalog::build(&config);
+    let tools = crate::profiles::catalog(&config);
     info!(
         "stdio",
         "serving MCP 2026-07-28 on stdio with the profile {}: tools {}, prompts {}, resources {}",

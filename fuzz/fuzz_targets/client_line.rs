@@ -11,9 +11,9 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_bridge_vscode::config::{Config, Limits, UpstreamTarget};
 use mcp_bridge_vscode::log::LogLevel;
-use mcp_bridge_vscode::upstream::memory::{MemoryConnector, MemoryPeer};
-use mcp_bridge_vscode::upstream::{Outgoing, UpstreamEvent};
-use mcp_bridge_vscode::wire::frame::Message;
+use mcp_bridge_vscode::internals::upstream::memory::{MemoryConnector, MemoryPeer};
+use mcp_bridge_vscode::internals::upstream::{Outgoing, UpstreamEvent};
+use mcp_bridge_vscode::internals::wire::frame::Message;
 use mcp_bridge_vscode::{Exit, serve};
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};

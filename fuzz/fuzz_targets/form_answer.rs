@@ -5,7 +5,7 @@
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use mcp_bridge_vscode::rules::input::{Answer, Ask, answer_of, form_content_error};
+use mcp_bridge_vscode::internals::rules::input::{Answer, Ask, answer_of, form_content_error};
 use mcp_bridge_vscode_fuzz::{object, value};
 use serde_json::{Value, json};
 

@@ -12,10 +12,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_bridge_vscode::wire::codec::{self, Line, LineReader};
-use mcp_bridge_vscode::wire::codec::ParseFailure;
-use mcp_bridge_vscode::wire::frame::{LineFailure, Message, Outcome};
-use mcp_bridge_vscode::wire::raw::{self, ClientLine, UpstreamLine};
+use mcp_bridge_vscode::internals::wire::codec::{self, Line, LineReader};
+use mcp_bridge_vscode::internals::wire::codec::ParseFailure;
+use mcp_bridge_vscode::internals::wire::frame::{LineFailure, Message, Outcome};
+use mcp_bridge_vscode::internals::wire::raw::{self, ClientLine, UpstreamLine};
 use serde_json::Value;
 
 /// Whether the full parse refused a line that is JSON text all the same.

@@ -8,21 +8,21 @@
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use mcp_bridge_vscode::notify::events;
-use mcp_bridge_vscode::rules::capabilities::{self, Declared, InputKinds};
-use mcp_bridge_vscode::rules::initialize::{FallbackIdentity, initialize_result};
-use mcp_bridge_vscode::rules::input::{Ask, answer_of, plan_round};
-use mcp_bridge_vscode::rules::results::ShallowShape;
-use mcp_bridge_vscode::rules::schema_repair::{SchemaFix, repair_array_items};
-use mcp_bridge_vscode::rules::{errors, meta, progress, results};
-use mcp_bridge_vscode::wire::shallow::ShallowObject;
+use mcp_bridge_vscode::internals::notify::events;
+use mcp_bridge_vscode::internals::rules::capabilities::{self, Declared, InputKinds};
+use mcp_bridge_vscode::internals::rules::initialize::{FallbackIdentity, initialize_result};
+use mcp_bridge_vscode::internals::rules::input::{Ask, answer_of, plan_round};
+use mcp_bridge_vscode::internals::rules::results::ShallowShape;
+use mcp_bridge_vscode::internals::rules::schema_repair::{SchemaFix, repair_array_items};
+use mcp_bridge_vscode::internals::rules::{errors, meta, progress, results};
+use mcp_bridge_vscode::internals::wire::shallow::ShallowObject;
 use mcp_bridge_vscode_fuzz::{object, value};
 use serde_json::Value;
 use std::collections::HashSet;
 
 /// The forwarded methods of the bridge, and one it does not know.
 fn methods() -> Vec<&'static str> {
-    let mut methods = mcp_bridge_vscode::rules::FORWARDED_METHODS.to_vec();
+    let mut methods = mcp_bridge_vscode::internals::rules::FORWARDED_METHODS.to_vec();
     methods.push("x/unknown");
     methods
 }

@@ -9,7 +9,7 @@
 use json_shallow::{nesting, object_members, object_members_with_inner};
 // serde_json's answer, the same oracle as the crate's own tests (its depth
 // helper is not used here: serde_json's walk below counts duplicate keys too).
-#[path = "../../json-shallow/tests/oracle/mod.rs"]
+#[path = "../../support/json-shallow/tests/oracle/mod.rs"]
 #[allow(dead_code)]
 mod oracle;
 use oracle::serde_members;

@@ -70,7 +70,6 @@ impl std::fmt::Debug for Bearer {
 /// How the upstream refused a request.
 #[derive(Debug, Clone)]
 pub struct Refusal {
-    pub status: u16,
     pub challenge: Challenge,
     /// The generation of the token that the request carried, if any.
     pub used: Option<u64>,

@@ -27,13 +27,4 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The requests of VS Code that go upstream (O8: completion/complete always).
-pub const FORWARDED_METHODS: [&str; 8] = [
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-];
+pub const FORWARDED_METHODS: [&str; 8] = mcp_names::FEATURE_REQUESTS;

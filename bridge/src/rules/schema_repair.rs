@@ -5,36 +5,11 @@
 //! The bridge gives such schemas `items: {}`. It does not run VS Code's draft-07 check
 //! (R6 a): a schema that fails it is the upstream server's to correct.
 
+use mcp_names::schema_keywords::{LIST, MAP, ONE};
 use serde_json::{Map, Value};
 
 /// Schemas nested deeper than this are not examined (the "too deep" log line).
 pub const MAX_SCHEMA_DEPTH: usize = 64;
-
-/// Keywords whose value is one schema.
-const SCHEMA_KEYWORDS: [&str; 11] = [
-    "additionalProperties",
-    "additionalItems",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "propertyNames",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "items",
-];
-/// Keywords whose value maps names to schemas.
-const SCHEMA_MAP_KEYWORDS: [&str; 6] = [
-    "properties",
-    "patternProperties",
-    "dependencies",
-    "dependentSchemas",
-    "$defs",
-    "definitions",
-];
-/// Keywords whose value is an array of schemas.
-const SCHEMA_ARRAY_KEYWORDS: [&str; 5] = ["anyOf", "allOf", "oneOf", "prefixItems", "items"];
 
 /// One change or one limit met, with the JSON pointer (RFC 6901) of the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,10 +63,10 @@ fn walk(node: &mut Value, pointer: &mut String, depth: usize, fixes: &mut Vec<Sc
     for (key, value) in schema.iter_mut() {
         let key = key.as_str();
         let before = pointer.len();
-        if SCHEMA_KEYWORDS.contains(&key) && value.is_object() {
+        if (ONE.contains(&key) || key == "items") && value.is_object() {
             push_token(pointer, key);
             walk(value, pointer, depth + 1, fixes);
-        } else if SCHEMA_MAP_KEYWORDS.contains(&key) {
+        } else if MAP.contains(&key) {
             if let Value::Object(members) = value {
                 push_token(pointer, key);
                 for (name, member) in members.iter_mut() {
@@ -101,7 +76,7 @@ fn walk(node: &mut Value, pointer: &mut String, depth: usize, fixes: &mut Vec<Sc
                     pointer.truncate(inner);
                 }
             }
-        } else if SCHEMA_ARRAY_KEYWORDS.contains(&key)
+        } else if (LIST.contains(&key) || key == "items")
             && let Value::Array(members) = value
         {
             push_token(pointer, key);

@@ -3,11 +3,11 @@
 #![allow(dead_code)]
 
 use mcp_bridge_vscode::config::{Config, Limits, UpstreamTarget};
+use mcp_bridge_vscode::internals::upstream::memory::{MemoryConnector, MemoryPeer};
+use mcp_bridge_vscode::internals::upstream::stdio::ExitReport;
+use mcp_bridge_vscode::internals::upstream::{LinkEnd, Outgoing, UpstreamEvent};
+use mcp_bridge_vscode::internals::wire::frame::Message;
 use mcp_bridge_vscode::log::{LineFormat, LogLevel};
-use mcp_bridge_vscode::upstream::memory::{MemoryConnector, MemoryPeer};
-use mcp_bridge_vscode::upstream::stdio::ExitReport;
-use mcp_bridge_vscode::upstream::{LinkEnd, Outgoing, UpstreamEvent};
-use mcp_bridge_vscode::wire::frame::Message;
 use mcp_bridge_vscode::{Exit, serve};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -17,7 +17,7 @@ use super::options::{HostileRedirect, WRONG_ISSUER};
 use super::respond::{self, escape};
 use super::secrets::Kind;
 use super::{AuthServer, READ, parse_scopes};
-use crate::https::endpoint::ResponseBody;
+use crate::http_body::ResponseBody;
 
 /// The length of a code challenge of S256: base64url of 32 bytes.
 const S256_CHALLENGE_LENGTH: usize = 43;

@@ -12,7 +12,7 @@ use url::Url;
 use super::AuthServer;
 use super::clients::{Client, Origin};
 use super::respond::{self, oauth_error};
-use crate::https::endpoint::ResponseBody;
+use crate::http_body::ResponseBody;
 
 /// The path of the fixture's own document.
 pub const OWN_DOCUMENT_PATH: &str = "/fixture/client.json";

@@ -43,7 +43,7 @@ use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use tokio_rustls::TlsConnector;
 
-use crate::https::endpoint::ResponseBody;
+use crate::http_body::ResponseBody;
 use clients::Clients;
 use grants::{Access, Grants};
 pub use options::AuthOptions;
@@ -78,7 +78,7 @@ impl AuthServer {
         ca_files: &[PathBuf],
     ) -> Result<AuthServer, String> {
         let issuer = resource
-            .strip_suffix(crate::https::endpoint::PATH)
+            .strip_suffix(crate::http_body::PATH)
             .unwrap_or(resource)
             .to_owned();
         let tls = crate::fetch::connector(ca_files).map_err(|e| e.to_string())?;

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::clients::{self, Client, Origin};
 use super::respond::{self, oauth_error};
 use super::{AuthServer, parse_scopes, random};
-use crate::https::endpoint::ResponseBody;
+use crate::http_body::ResponseBody;
 
 const AUTH_METHODS: [&str; 3] = ["none", "client_secret_basic", "client_secret_post"];
 const GRANT_TYPES: [&str; 2] = ["authorization_code", "refresh_token"];

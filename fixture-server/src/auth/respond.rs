@@ -11,7 +11,7 @@ use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, LOCATION, PRAGMA};
 use hyper::{Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::https::endpoint::ResponseBody;
+use crate::http_body::ResponseBody;
 
 /// The largest body of a request to the authorization server.
 pub const MAX_BODY: usize = 64 << 10;

@@ -18,7 +18,7 @@ use super::grants::{CodeRefusal, Issued};
 use super::respond::{self, invalid_client, oauth_error};
 use super::secrets::Kind;
 use super::{AuthServer, parse_scopes, random};
-use crate::https::endpoint::ResponseBody;
+use crate::http_body::ResponseBody;
 
 type Answer = Result<Response<ResponseBody>, Response<ResponseBody>>;
 

@@ -4,26 +4,13 @@
 //! `test_input_required_result_*` tools are the SEP-2322 scenarios of the suite.
 
 use rmcp::model::ErrorData;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, tool};
+use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments};
 use crate::input::{self, Elicited, Prior, elicited, root_uris, sampled_text};
 use crate::meta::Need;
 use crate::tools::args::Args;
 use crate::tools::text;
-
-fn spec(
-    name: &str,
-    description: &str,
-    schema: Value,
-    handler: crate::catalog::ToolHandler,
-) -> ToolSpec {
-    ToolSpec {
-        tool: tool(name, description, schema),
-        handler,
-        switch: None,
-    }
-}
 
 fn string_argument(name: &str, description: &str) -> Value {
     json!({
@@ -35,97 +22,85 @@ fn string_argument(name: &str, description: &str) -> Value {
 
 pub fn tools() -> Vec<ToolSpec> {
     vec![
-        spec(
+        ToolSpec::new(
             "test_sampling",
             "Tests sampling (LLM completion request) through an InputRequiredResult",
             string_argument("prompt", "The prompt to send to the LLM"),
             |c| Box::pin(sampling(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_elicitation",
             "Tests elicitation (user input request) through an InputRequiredResult",
             string_argument("message", "The message to show the user"),
             |c| Box::pin(elicitation(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_elicitation_sep1034_defaults",
             "Tests elicitation with default values per SEP-1034",
             no_arguments(),
             |c| Box::pin(defaults(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_elicitation_sep1330_enums",
             "Tests elicitation with enum schema improvements per SEP-1330",
             no_arguments(),
             |c| Box::pin(enums(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_elicitation_sep1036_url",
             "Tests URL mode elicitation per SEP-1036",
             no_arguments(),
             |c| Box::pin(url(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_elicitation",
             "SEP-2322: one elicitation round",
             no_arguments(),
             |c| Box::pin(irr_elicitation(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_sampling",
             "SEP-2322: one sampling round",
             no_arguments(),
             |c| Box::pin(irr_sampling(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_list_roots",
             "SEP-2322: one roots/list round",
             no_arguments(),
             |c| Box::pin(irr_roots(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_request_state",
             "SEP-2322: a round whose requestState the server checks",
             no_arguments(),
             |c| Box::pin(irr_state(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_multiple_inputs",
             "SEP-2322: elicitation, sampling and roots/list in one round",
             no_arguments(),
             |c| Box::pin(irr_multiple(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_multi_round",
             "SEP-2322: two rounds of elicitation",
             no_arguments(),
             |c| Box::pin(irr_multi_round(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_tampered_state",
             "SEP-2322: a round whose sealed requestState refuses any change (-32602)",
             no_arguments(),
             |c| Box::pin(irr_tampered_state(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_input_required_result_capabilities",
             "SEP-2322: asks only for the input kinds that the request's client capabilities declare",
             no_arguments(),
             |c| Box::pin(irr_capabilities(c)),
         ),
     ]
-}
-
-/// The responses of a retry of round `round`.
-pub(super) fn answers(call: &ToolCall, round: u32) -> Option<&Map<String, Value>> {
-    match &call.prior {
-        Prior::Retry {
-            round: r,
-            responses,
-            ..
-        } if *r == round => Some(responses),
-        _ => None,
-    }
 }
 
 pub(super) fn ask(
@@ -175,7 +150,8 @@ pub(super) fn sampling_round(
     max_tokens: u32,
     reply: impl FnOnce(Option<String>) -> String,
 ) -> Result<ToolReply, ErrorData> {
-    if let Some(answer) = answers(call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| sampled_text(a, key))
         .transpose()?
         .flatten()
@@ -197,7 +173,8 @@ pub(super) fn sampling_round(
 
 async fn elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let message = Args::of(&call).string("message")?.to_owned();
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "elicitation"))
         .transpose()?
         .flatten()
@@ -223,7 +200,8 @@ async fn elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn form_tool(call: ToolCall, message: &str, schema: Value) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "form"))
         .transpose()?
         .flatten()
@@ -287,7 +265,8 @@ async fn enums(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn url(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "authorization"))
         .transpose()?
         .flatten()
@@ -309,7 +288,8 @@ async fn url(call: ToolCall) -> Result<ToolReply, ErrorData> {
 /// streaming elicitation, which asks the same.
 pub(super) async fn irr_elicitation(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "user_name"))
         .transpose()?
         .flatten()
@@ -356,7 +336,8 @@ fn roots_request() -> Value {
 
 async fn irr_roots(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(uris) = answers(&call, 1)
+    if let Some(uris) = call
+        .answers(1)
         .map(|a| root_uris(a, "client_roots"))
         .transpose()?
         .flatten()
@@ -379,7 +360,8 @@ async fn irr_roots(call: ToolCall) -> Result<ToolReply, ErrorData> {
 /// The text has "state-ok" only after the sealed state was opened and checked.
 async fn irr_state(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "confirm"))
         .transpose()?
         .flatten()
@@ -405,7 +387,7 @@ async fn irr_state(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn irr_multiple(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(responses) = answers(&call, 1) {
+    if let Some(responses) = call.answers(1) {
         let name = elicited(responses, "user_name")?;
         let greeting = sampled_text(responses, "greeting")?;
         let roots = root_uris(responses, "client_roots")?;
@@ -461,7 +443,8 @@ async fn irr_multi_round(call: ToolCall) -> Result<ToolReply, ErrorData> {
         return Ok(ask(&call, 2, data.clone(), vec![("step2", step2)]));
     }
     call.call.require(&[Need::ElicitationForm])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "step1"))
         .transpose()?
         .flatten()
@@ -485,7 +468,8 @@ async fn irr_multi_round(call: ToolCall) -> Result<ToolReply, ErrorData> {
 /// does not open (a changed byte) gets -32602 from `Prior::read` before this runs.
 async fn irr_tampered_state(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "confirm"))
         .transpose()?
         .flatten()
@@ -508,7 +492,7 @@ async fn irr_tampered_state(call: ToolCall) -> Result<ToolReply, ErrorData> {
 /// roots), none for the others; without any, the call completes at once.
 async fn irr_capabilities(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(responses) = answers(&call, 1) {
+    if let Some(responses) = call.answers(1) {
         let mut keys: Vec<&str> = responses.keys().map(String::as_str).collect();
         keys.sort_unstable();
         return Ok(text(format!("answered: {}", keys.join(", "))));

@@ -6,8 +6,8 @@
 use rmcp::model::ErrorData;
 
 use super::mrtr::{irr_elicitation, said, sampling_round};
+use crate::catalog::Switch;
 use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, tool};
-use crate::session::Switch;
 use crate::tools::args::Args;
 use crate::tools::text;
 

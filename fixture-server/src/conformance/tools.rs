@@ -15,19 +15,6 @@ use crate::tools::args::Args;
 use crate::tools::basic::cancelled;
 use crate::tools::text;
 
-fn spec(
-    name: &str,
-    description: &str,
-    schema: Value,
-    handler: crate::catalog::ToolHandler,
-) -> ToolSpec {
-    ToolSpec {
-        tool: tool(name, description, schema),
-        handler,
-        switch: None,
-    }
-}
-
 fn object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
@@ -37,64 +24,64 @@ fn object(value: Value) -> Map<String, Value> {
 
 pub fn tools() -> Vec<ToolSpec> {
     vec![
-        spec(
+        ToolSpec::new(
             "test_simple_text",
             "Tests simple text content response",
             no_arguments(),
             |c| Box::pin(simple_text(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_image_content",
             "Tests image content response",
             no_arguments(),
             |c| Box::pin(image(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_audio_content",
             "Tests audio content response",
             no_arguments(),
             |c| Box::pin(audio(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_embedded_resource",
             "Tests embedded resource content response",
             no_arguments(),
             |c| Box::pin(embedded(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_multiple_content_types",
             "Tests response with multiple content types (text, image, resource)",
             no_arguments(),
             |c| Box::pin(mixed(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_tool_with_logging",
             "Tests tool that emits log messages during execution",
             no_arguments(),
             |c| Box::pin(with_logging(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_tool_with_progress",
             "Tests tool that reports progress notifications",
             no_arguments(),
             |c| Box::pin(with_progress(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_error_handling",
             "Tests error response handling",
             no_arguments(),
             |c| Box::pin(error_handling(c)),
         ),
-        spec(
+        ToolSpec::new(
             "test_logging_tool",
             "Emits log messages at the levels debug, info, warning and error",
             no_arguments(),
             |c| Box::pin(logging_tool(c)),
         ),
-        spec("test_tool_fast", "Completes at once", no_arguments(), |c| {
+        ToolSpec::new("test_tool_fast", "Completes at once", no_arguments(), |c| {
             Box::pin(fast(c))
         }),
-        spec(
+        ToolSpec::new(
             "test_tool_slow",
             "Sleeps durationMs milliseconds; a cancellation stops it",
             json!({
@@ -104,7 +91,7 @@ pub fn tools() -> Vec<ToolSpec> {
             }),
             |c| Box::pin(slow(c)),
         ),
-        spec(
+        ToolSpec::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
             // The composition (allOf/anyOf), conditional (if/then/else) and anchor
@@ -146,7 +133,7 @@ pub fn tools() -> Vec<ToolSpec> {
             handler: |c| Box::pin(primitive_output(c)),
             switch: None,
         },
-        spec(
+        ToolSpec::new(
             "test_custom_headers",
             "Tests the Mcp-Param headers of x-mcp-header parameters (SEP-2243)",
             json!({

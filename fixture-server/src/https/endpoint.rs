@@ -3,12 +3,10 @@
 //! goes through the same parse and dispatch as a line of stdio (`wire`, `methods`);
 //! only the checks of HTTP and the choice of the response are here.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Empty, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
@@ -24,13 +22,10 @@ use crate::session::Session;
 use crate::wire::{self, Message, RequestId};
 use crate::{meta, methods};
 
-/// The path of the MCP endpoint.
-pub const PATH: &str = "/mcp";
+pub use crate::http_body::{PATH, ResponseBody};
+
 /// The largest body of a POST, as the largest line of stdio: 64 MiB.
 pub const MAX_BODY: usize = 64 << 20;
-
-/// The body of every response.
-pub type ResponseBody = BoxBody<Bytes, Infallible>;
 
 /// What every POST needs: the one session of the server and the routes of its
 /// responses.

@@ -48,14 +48,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::AuthServer;
-use crate::catalog::Catalog;
-use crate::cli::Options;
+use crate::auth::options::AuthOptions;
+use crate::config::Config;
 use crate::outbox::{Outbox, Routes};
 use crate::session::{Control, Session};
 use crate::state::StateCodec;
 use crate::{END_OF_INPUT_GRACE, error, info};
 use endpoint::Endpoint;
-use options::Transport;
+use options::{HttpOptions, Transport};
 use sse::StreamSettings;
 
 /// How long the connections get to write what they hold when the server stops.
@@ -64,7 +64,14 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
 pub const EXIT_FLUSH: Duration = Duration::from_millis(100);
 
 /// Runs the HTTP server until the end of stdin or SIGTERM; returns the exit code.
-pub async fn run(options: Options) -> i32 {
+/// It takes the parts of the command line it serves, not the command line's
+/// `Options`, so that `https` never imports `cli` (which imports `https::options`).
+pub async fn run(
+    config: Config,
+    transport: Transport,
+    http: HttpOptions,
+    auth: AuthOptions,
+) -> i32 {
     // Watch SIGTERM before the URL is out: a client may signal as soon as it reads it.
     let terminated = match Terminated::watch() {
         Ok(terminated) => terminated,
@@ -73,12 +80,12 @@ pub async fn run(options: Options) -> i32 {
             return 1;
         }
     };
-    let tls = match options.transport {
+    let tls = match transport {
         Transport::Https => {
-            let case = options.http.tls_case;
-            let made = match &options.http.tls_dir {
+            let case = http.tls_case;
+            let made = match &http.tls_dir {
                 Some(dir) => tls::load(dir, case),
-                None => tls::generate(case, &options.http.tls_names),
+                None => tls::generate(case, &http.tls_names),
             };
             match made {
                 Ok(tls) => Some(tls),
@@ -90,7 +97,7 @@ pub async fn run(options: Options) -> i32 {
         }
         _ => None,
     };
-    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, options.http.port));
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, http.port));
     let listener = match TcpListener::bind(address).await {
         Ok(listener) => listener,
         Err(e) => {
@@ -98,9 +105,7 @@ pub async fn run(options: Options) -> i32 {
             return 1;
         }
     };
-    let port = listener
-        .local_addr()
-        .map_or(options.http.port, |a| a.port());
+    let port = listener.local_addr().map_or(http.port, |a| a.port());
     let url = match announce(port, tls.as_ref()) {
         Ok(url) => url,
         Err(e) => {
@@ -109,7 +114,7 @@ pub async fn run(options: Options) -> i32 {
         }
     };
     let ca_file = tls.as_ref().map(|tls| tls.ca_file.clone());
-    let (endpoint, mut controls) = match endpoint(&options, &url, ca_file) {
+    let (endpoint, mut controls) = match endpoint(&config, &http, &auth, &url, ca_file) {
         Ok(made) => made,
         Err(e) => {
             error!("http", "the server cannot start: {e}");
@@ -166,13 +171,15 @@ fn announce(port: u16, tls: Option<&tls::Tls>) -> std::io::Result<String> {
 
 /// The one session of the server behind the endpoint, with its outbox routed.
 fn endpoint(
-    options: &Options,
+    config: &Config,
+    http: &HttpOptions,
+    auth_options: &AuthOptions,
     url: &str,
     ca_file: Option<std::path::PathBuf>,
 ) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), String> {
-    let config = options.config.clone();
+    let config = config.clone();
     let states = StateCodec::new()?;
-    let catalog = Catalog::build(&config);
+    let catalog = crate::profiles::catalog(&config);
     info!(
         "http",
         "serving MCP 2026-07-28 at {url} with the profile {}: tools {}, prompts {}, resources {}",
@@ -191,22 +198,22 @@ fn endpoint(
         control,
     ));
     let settings = StreamSettings {
-        keep_alive: options.http.keep_alive,
-        faults: options.http.faults.clone(),
+        keep_alive: http.keep_alive,
+        faults: http.faults.clone(),
     };
-    let bearer = match &options.http.bearer_env {
+    let bearer = match &http.bearer_env {
         Some(variable) => Some(
             std::env::var(variable)
                 .map_err(|_| format!("the variable {variable} of --bearer-env is not set"))?,
         ),
         None => None,
     };
-    let auth = if options.auth.enabled {
+    let auth = if auth_options.enabled {
         let ca_files: Vec<_> = ca_file
             .into_iter()
-            .chain(options.auth.ca_file.clone())
+            .chain(auth_options.ca_file.clone())
             .collect();
-        let auth = AuthServer::new(url, options.auth.clone(), &ca_files)?;
+        let auth = AuthServer::new(url, auth_options.clone(), &ca_files)?;
         info!(
             "auth",
             "the authorization server {} protects {url}: metadata at {}",
@@ -217,9 +224,9 @@ fn endpoint(
     } else {
         None
     };
-    let endpoint = Endpoint::new(session, routes, settings, options.http.always_sse)
+    let endpoint = Endpoint::new(session, routes, settings, http.always_sse)
         .with_bearer(bearer)
-        .with_printed_exchanges(options.http.print_exchanges)
+        .with_printed_exchanges(http.print_exchanges)
         .with_auth(auth);
     Ok((Arc::new(endpoint), controls))
 }

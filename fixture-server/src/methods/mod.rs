@@ -21,19 +21,9 @@ use crate::meta::{self, SUPPORTED_VERSIONS};
 use crate::session::Session;
 use crate::wire::{self, Notification, Request, RequestId};
 
-/// The requests of a 2026-07-28 client that the fixture serves.
-const METHODS: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "subscriptions/listen",
-    "completion/complete",
-];
+/// The requests of a 2026-07-28 client that the fixture serves besides the feature
+/// requests of `mcp_names::FEATURE_REQUESTS`.
+const SESSION_METHODS: [&str; 2] = ["server/discover", "subscriptions/listen"];
 
 /// Handles one request: `subscriptions/listen` at once (its acknowledgment must come
 /// before the effects of any later request), every other request on a task of its own.
@@ -78,7 +68,11 @@ pub fn serves(session: &Session, method: &str) -> bool {
 
 /// The name of a method the server serves, as a `'static` str.
 fn known(session: &Session, method: &str) -> Option<&'static str> {
-    let method = METHODS.iter().copied().find(|known| *known == method)?;
+    let method = SESSION_METHODS
+        .iter()
+        .chain(&mcp_names::FEATURE_REQUESTS)
+        .copied()
+        .find(|known| *known == method)?;
     if method == "completion/complete" && session.catalog.completion.is_none() {
         return None;
     }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::args::Args;
 use super::text;
-use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, tool};
+use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments};
 use crate::input::{self, Elicited, Prior, elicited, root_uris, sampled_text};
 use crate::meta::Need;
 
@@ -43,35 +43,22 @@ pub fn name_schema() -> Value {
     })
 }
 
-fn spec(
-    name: &str,
-    description: &str,
-    schema: Value,
-    handler: crate::catalog::ToolHandler,
-) -> ToolSpec {
-    ToolSpec {
-        tool: tool(name, description, schema),
-        handler,
-        switch: None,
-    }
-}
-
 /// ask_form .. many_inputs, in the order of `tools/list`.
 pub fn tools() -> Vec<ToolSpec> {
     vec![
-        spec(
+        ToolSpec::new(
             "ask_form",
             "Asks for a form (name, age, subscribe, color) and gives the answer.",
             no_arguments(),
             |c| Box::pin(ask_form(c)),
         ),
-        spec(
+        ToolSpec::new(
             "ask_url",
             "Asks the client to open https://example.com/auth and gives the answer.",
             no_arguments(),
             |c| Box::pin(ask_url(c)),
         ),
-        spec(
+        ToolSpec::new(
             "ask_url_twice",
             "Asks two rounds for the same URL, then gives the answer of the second.",
             json!({
@@ -81,56 +68,43 @@ pub fn tools() -> Vec<ToolSpec> {
             }),
             |c| Box::pin(ask_url_twice(c)),
         ),
-        spec(
+        ToolSpec::new(
             "ask_bad_url",
             "Asks the client to open a file: URL and gives the answer.",
             no_arguments(),
             |c| Box::pin(ask_bad_url(c)),
         ),
-        spec(
+        ToolSpec::new(
             "sample",
             "Asks the client's model to say hello and gives its text.",
             no_arguments(),
             |c| Box::pin(sample(c)),
         ),
-        spec(
+        ToolSpec::new(
             "sample_tools",
             "Asks the client's model, with a tool, to look up the weather.",
             no_arguments(),
             |c| Box::pin(sample_tools(c)),
         ),
-        spec(
+        ToolSpec::new(
             "list_roots",
             "Asks the client for its roots and gives their URIs.",
             no_arguments(),
             |c| Box::pin(list_roots(c)),
         ),
-        spec(
+        ToolSpec::new(
             "multi",
             "Asks for a name and for the roots in one round.",
             no_arguments(),
             |c| Box::pin(multi(c)),
         ),
-        spec(
+        ToolSpec::new(
             "many_inputs",
             "Asks for the roots 17 times in one round and counts the answers.",
             no_arguments(),
             |c| Box::pin(many_inputs(c)),
         ),
     ]
-}
-
-/// The answers of a retry of round `round`, or `None` for a first call (or a state of
-/// another round).
-fn answers(call: &ToolCall, round: u32) -> Option<&Map<String, Value>> {
-    match &call.prior {
-        Prior::Retry {
-            round: r,
-            responses,
-            ..
-        } if *r == round => Some(responses),
-        _ => None,
-    }
 }
 
 /// Asks `requests` as round `round`.
@@ -147,7 +121,8 @@ fn action_text(prefix: &str, answer: &Elicited) -> String {
 
 async fn ask_form(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "profile"))
         .transpose()?
         .flatten()
@@ -173,7 +148,8 @@ async fn ask_form(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn ask_url(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "auth"))
         .transpose()?
         .flatten()
@@ -220,7 +196,8 @@ async fn ask_url_twice(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn ask_bad_url(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| elicited(a, "file"))
         .transpose()?
         .flatten()
@@ -245,7 +222,8 @@ fn model_text(text: Option<String>) -> String {
 
 async fn sample(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| sampled_text(a, "model"))
         .transpose()?
         .flatten()
@@ -267,7 +245,8 @@ async fn sample(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn sample_tools(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(answer) = answers(&call, 1)
+    if let Some(answer) = call
+        .answers(1)
         .map(|a| sampled_text(a, "model"))
         .transpose()?
         .flatten()
@@ -290,7 +269,8 @@ async fn sample_tools(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn list_roots(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(uris) = answers(&call, 1)
+    if let Some(uris) = call
+        .answers(1)
         .map(|a| root_uris(a, "roots"))
         .transpose()?
         .flatten()
@@ -309,7 +289,7 @@ async fn list_roots(call: ToolCall) -> Result<ToolReply, ErrorData> {
 /// One round with two input requests; both answers are needed.
 async fn multi(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(responses) = answers(&call, 1)
+    if let Some(responses) = call.answers(1)
         && let (Some(name), Some(roots)) =
             (elicited(responses, "name")?, root_uris(responses, "roots")?)
     {
@@ -340,7 +320,7 @@ pub const MANY_INPUTS: usize = 17;
 /// got (it does not ask again).
 async fn many_inputs(call: ToolCall) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    if let Some(responses) = answers(&call, 1) {
+    if let Some(responses) = call.answers(1) {
         let mut count = 0;
         for index in 0..MANY_INPUTS {
             if root_uris(responses, &format!("r{index}"))?.is_some() {

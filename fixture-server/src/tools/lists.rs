@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::args::Args;
 use super::text;
+use crate::catalog::Switch;
 use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, read_only, tool};
-use crate::session::Switch;
 
 /// toggle, toggled, touch.
 pub fn tools() -> Vec<ToolSpec> {

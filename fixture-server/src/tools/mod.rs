@@ -17,40 +17,10 @@ pub mod many;
 pub mod process;
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::json;
 
-use crate::catalog::{Catalog, INSTRUCTIONS, ToolReply, ToolSpec};
-use crate::config::Config;
+use crate::catalog::ToolReply;
 
 /// A `CallToolResult` with one text block.
 pub fn text(text: impl Into<String>) -> ToolReply {
     ToolReply::new(CallToolResult::success(vec![ContentBlock::text(text)]))
-}
-
-/// The catalog of the fixture profile.
-pub fn fixture_catalog(config: &Config) -> Catalog {
-    let mut tools: Vec<ToolSpec> = basic::tools();
-    if config.array_output {
-        tools.push(basic::array_output());
-    }
-    if config.process_tools {
-        tools.extend(process::tools());
-    }
-    tools.extend(input::tools());
-    tools.extend(lists::tools());
-    tools.push(logging::log());
-    if config.guarded {
-        tools.push(guarded::guarded());
-    }
-    Catalog {
-        tools,
-        prompts: crate::prompts::prompts(),
-        resources: crate::resources::resources(),
-        templates: Vec::new(),
-        completion: Some(
-            |_| json!({"resultType": "complete", "completion": {"values": ["alpha", "beta"], "total": 2, "hasMore": false}}),
-        ),
-        instructions: INSTRUCTIONS,
-        extensions: None,
-    }
 }

@@ -8,6 +8,7 @@
 //! `type: "array"` and an `items` that is falsy in JavaScript (missing, null,
 //! false, 0, ""): one such tool stops all tools (VS Code issue 339276).
 
+use mcp_names::schema_keywords::{LIST, MAP, ONE};
 use serde_json::{Map, Value, json};
 
 /// Which tool stopped all tools, and where.
@@ -109,31 +110,6 @@ pub(crate) fn js_falsy(value: Option<&Value>) -> bool {
     }
 }
 
-/// The keywords whose value is one subschema.
-const ONE: &[&str] = &[
-    "additionalProperties",
-    "additionalItems",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-];
-/// The keywords whose value maps names to subschemas.
-const MAP: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "dependencies",
-    "dependentSchemas",
-    "$defs",
-    "definitions",
-];
-/// The keywords whose value is a list of subschemas.
-const LIST: &[&str] = &["anyOf", "allOf", "oneOf", "prefixItems"];
-
 /// Deeper schemas than this are not examined (a guard against hostile input).
 const MAX_DEPTH: usize = 128;
 
@@ -165,14 +141,14 @@ fn falsy_array_items(schema: &Value, pointer: &str, depth: usize) -> Option<Stri
         }
         None => {}
     }
-    for key in ONE {
+    for key in &ONE {
         if let Some(sub) = object.get(*key)
             && let Some(p) = falsy_array_items(sub, &child(key), depth + 1)
         {
             return Some(p);
         }
     }
-    for key in MAP {
+    for key in &MAP {
         if let Some(Value::Object(map)) = object.get(*key) {
             for (name, sub) in map {
                 let at = format!("{}/{}", child(key), escape(name));
@@ -182,7 +158,7 @@ fn falsy_array_items(schema: &Value, pointer: &str, depth: usize) -> Option<Stri
             }
         }
     }
-    for key in LIST {
+    for key in &LIST {
         if let Some(Value::Array(list)) = object.get(*key) {
             for (i, sub) in list.iter().enumerate() {
                 if let Some(p) = falsy_array_items(sub, &format!("{}/{i}", child(key)), depth + 1) {

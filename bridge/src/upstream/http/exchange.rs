@@ -133,7 +133,6 @@ pub(super) async fn exchange(
         }
         drop(response);
         let refusal = Refusal {
-            status,
             challenge,
             used: bearer.map(|bearer| bearer.generation),
         };

@@ -89,7 +89,7 @@ pub fn build(package: &str, bin: &str) -> Result<(), BinError> {
 
 /// The manifest of the workspace of this crate, whatever the current folder.
 fn workspace_manifest() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml")
 }
 
 fn build_in(package: &str, bin: &str, dir: &Path) -> Result<(), BinError> {

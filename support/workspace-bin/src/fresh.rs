@@ -111,7 +111,7 @@ mod tests {
     use super::*;
 
     fn workspace() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml")
     }
 
     #[test]
