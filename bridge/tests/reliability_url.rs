@@ -125,15 +125,7 @@ async fn a_response_of_64_mib_and_one_byte_fails_alone_and_64_mib_exactly_passes
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_accepts_and_never_answers_fails_discover_at_its_time_limit_and_ping_is_answered()
  {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    // Accepts every connection and keeps it, without reading or writing a byte.
-    let held = tokio::spawn(async move {
-        let mut connections = Vec::new();
-        while let Ok((stream, _)) = listener.accept().await {
-            connections.push(stream);
-        }
-    });
+    let (url, held) = tiny_http::silent_server().await;
     // No token in a memory store: a sign-in can start, so server/discover waits for
     // both time limits together (the contract's "URL form").
     let limits = [

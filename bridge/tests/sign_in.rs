@@ -6,26 +6,11 @@
 use crate::https_fixture;
 use crate::pipes;
 
-use https_fixture::{HttpsFixture, bridge, free_port, script};
+use https_fixture::{HttpsFixture, bridge, fixture_switch, free_port, script, test_browser};
 use pipes::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// `$BROWSER` as the fixture's test browser, which writes what it saw to `log`.
-fn test_browser(dir: &Path, fixture: &HttpsFixture) -> PathBuf {
-    let log = dir.join("browser.log");
-    script(
-        dir,
-        "browser",
-        &format!(
-            "printf '%s\\n' \"$1\" >> '{log}.urls'\nexec '{exe}' --browse \"$1\" --ca-file '{ca}' >> '{log}' 2>&1",
-            log = log.display(),
-            exe = fixture_exe(),
-            ca = fixture.ca_file,
-        ),
-    )
-}
 
 /// The URL of the sign-in line, once the bridge wrote it.
 async fn sign_in_url(peer: &mut harness_sim::process::StdioPeer) -> String {
@@ -461,25 +446,6 @@ async fn m4_a_sign_in_in_headless_chromium_completes_through_the_start_url_and_t
         .unwrap();
     assert_eq!(text_of(&response(&mut peer).await), "from chromium");
     assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
-}
-
-/// `POST <origin><path>` to a switch of the fixture (`/fixture/expire-tokens`).
-async fn fixture_switch(fixture: &HttpsFixture, path: &str) {
-    let origin = fixture.url.trim_end_matches("/mcp");
-    let status = tokio::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sys, ssl, urllib.request\n\
-             ctx = ssl.create_default_context(cafile=sys.argv[2])\n\
-             r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=b'', method='POST'), context=ctx)\n\
-             sys.exit(0 if r.status == 204 else 1)",
-            &format!("{origin}{path}"),
-            &fixture.ca_file,
-        ])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success(), "POST {path}");
 }
 
 /// A bridge with the test browser, signed in before notifications/initialized.

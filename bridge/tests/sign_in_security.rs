@@ -16,7 +16,9 @@ use crate::https_fixture;
 use crate::pipes;
 
 use harness_sim::process::StdioPeer;
-use https_fixture::{HttpsFixture, bridge, bridge_to, free_port, script};
+use https_fixture::{
+    HttpsFixture, bridge, bridge_to, fixture_switch, free_port, script, test_browser,
+};
 use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
@@ -26,22 +28,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const SIGN_IN_LINE: &str = "mcp-bridge-vscode: sign in at ";
-
-/// `$BROWSER` as the fixture's test browser; it writes the file `browser-ran`
-/// first, and the lines of the test browser to `browser.log`.
-fn test_browser(dir: &Path, fixture: &HttpsFixture) -> PathBuf {
-    script(
-        dir,
-        "browser",
-        &format!(
-            "printf '%s\\n' \"$1\" >> '{ran}'\nexec '{exe}' --browse \"$1\" --ca-file '{ca}' >> '{log}' 2>&1",
-            ran = dir.join("browser-ran").display(),
-            log = dir.join("browser.log").display(),
-            exe = fixture_exe(),
-            ca = fixture.ca_file,
-        ),
-    )
-}
 
 /// The bridge at debug level with a memory store, the test browser and a free
 /// redirect port (returned).
@@ -168,7 +154,7 @@ async fn hostile_authorization_endpoints_are_refused_before_any_line_or_browser_
             "{kind}: the endpoint reached a line: {lines:?}"
         );
         assert!(
-            !dir.path().join("browser-ran").exists(),
+            !dir.path().join("browser.log.urls").exists(),
             "{kind}: $BROWSER ran"
         );
         assert!(!marker.exists(), "{kind}: the shell payload ran");
@@ -277,21 +263,7 @@ async fn no_secret_of_a_sign_in_a_refresh_and_a_step_up_reaches_stderr_at_debug_
     let result = initialize(&mut peer).await;
     assert!(result["result"]["capabilities"].is_object(), "{result}");
     // A refresh: every access token expires now.
-    let origin = fixture.url.trim_end_matches("/mcp");
-    let expired = tokio::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sys, ssl, urllib.request\n\
-             ctx = ssl.create_default_context(cafile=sys.argv[2])\n\
-             r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=b'', method='POST'), context=ctx)\n\
-             sys.exit(0 if r.status == 204 else 1)",
-            &format!("{origin}/fixture/expire-tokens"),
-            &fixture.ca_file,
-        ])
-        .status()
-        .await
-        .unwrap();
-    assert!(expired.success());
+    fixture_switch(&fixture, "/fixture/expire-tokens").await;
     peer.send(&call(2, "echo", json!({"text":"refreshed"})))
         .await
         .unwrap();
@@ -350,14 +322,7 @@ fn now_unix() -> u64 {
 /// The discover wait of a bridge whose file store holds, for the URL, a token
 /// that expires at `expires_at`, against a server that never answers.
 async fn discover_detail_with_stored_token(expires_at: u64) -> Value {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let held = tokio::spawn(async move {
-        let mut connections = Vec::new();
-        while let Ok((stream, _)) = listener.accept().await {
-            connections.push(stream);
-        }
-    });
+    let (url, held) = crate::tiny_http::silent_server().await;
     let dir = tempfile::tempdir().unwrap();
     let key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
     let state = dir.path().join("state");

@@ -3,7 +3,7 @@
 //! Both the runner of steps and the replay of recordings start here.
 
 use crate::bins::Bins;
-use crate::format::{Transcript, Upstream};
+use crate::format::{Header, Transcript, Upstream};
 use crate::https_upstream::HttpsUpstream;
 use crate::schema::Schemas;
 use crate::upstream::{Mode, UpstreamHub};
@@ -92,16 +92,29 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         command.extend(https.bridge_args());
     }
     let mut options = PeerOptions::default();
-    for (key, value) in env.bridge_env.iter().chain(header.env.iter()) {
-        let value = match &https {
-            Some(https) => https.resolve(value),
-            None => value.clone(),
-        };
+    for (key, value) in bridge_environment(env, header, https.as_ref()) {
         options.env.push((key.into(), value.into()));
     }
     let peer = StdioPeer::spawn_with(&command, options)
         .map_err(|e| format!("cannot start the bridge: {e}"))?;
     Ok(Launched { peer, hub, https })
+}
+
+/// The environment of a bridge process of the transcript: the run's, then the
+/// header's, with the placeholders of the fixture over HTTPS in place.
+pub fn bridge_environment(
+    env: &Env,
+    header: &Header,
+    https: Option<&HttpsUpstream>,
+) -> Vec<(String, String)> {
+    env.bridge_env
+        .iter()
+        .chain(&header.env)
+        .map(|(key, value)| {
+            let value = https.map_or_else(|| value.clone(), |https| https.resolve(value));
+            (key.clone(), value)
+        })
+        .collect()
 }
 
 /// The next stdout line before `deadline`.

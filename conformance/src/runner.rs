@@ -592,14 +592,11 @@ impl<'a> Run<'a> {
             .args(args.iter().map(|arg| https.resolve(arg)))
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
-        for (key, value) in self
-            .env
-            .bridge_env
-            .iter()
-            .chain(&self.transcript.header.env)
-        {
-            command.env(key, https.resolve(value));
-        }
+        command.envs(crate::launch::bridge_environment(
+            self.env,
+            &self.transcript.header,
+            Some(https),
+        ));
         let output = tokio::time::timeout_at(deadline, command.output())
             .await
             .map_err(|_| Failure::at(line, "the second bridge process did not end in time"))?

@@ -146,6 +146,11 @@ pub struct Catalog {
 pub const INSTRUCTIONS: &str = "The upstream server of the mcp-bridge-rs tests.";
 
 impl Catalog {
+    /// The tool named `name`, enabled or not.
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|spec| spec.tool.name == name)
+    }
+
     /// The `capabilities` of `server/discover`.
     pub fn capabilities(&self) -> Value {
         let mut capabilities = json!({

@@ -97,6 +97,42 @@ pub fn free_port() -> u16 {
     harness_sim::ports::free_port()
 }
 
+/// `$BROWSER` as the fixture's test browser: it appends each URL it gets to
+/// `dir/browser.log.urls` first, then writes the lines of the test browser to
+/// `dir/browser.log`.
+pub fn test_browser(dir: &std::path::Path, fixture: &HttpsFixture) -> std::path::PathBuf {
+    let log = dir.join("browser.log");
+    script(
+        dir,
+        "browser",
+        &format!(
+            "printf '%s\\n' \"$1\" >> '{log}.urls'\nexec '{exe}' --browse \"$1\" --ca-file '{ca}' >> '{log}' 2>&1",
+            log = log.display(),
+            exe = fixture_exe(),
+            ca = fixture.ca_file,
+        ),
+    )
+}
+
+/// `POST <origin><path>` to a switch of the fixture (`/fixture/expire-tokens`).
+pub async fn fixture_switch(fixture: &HttpsFixture, path: &str) {
+    let origin = fixture.url.trim_end_matches("/mcp");
+    let status = tokio::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, ssl, urllib.request\n\
+             ctx = ssl.create_default_context(cafile=sys.argv[2])\n\
+             r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=b'', method='POST'), context=ctx)\n\
+             sys.exit(0 if r.status == 204 else 1)",
+            &format!("{origin}{path}"),
+            &fixture.ca_file,
+        ])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success(), "POST {path}");
+}
+
 /// An executable script at `dir/name` (a `$BROWSER`).
 pub fn script(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;

@@ -188,3 +188,17 @@ async fn write(
     }
     stream.flush().await
 }
+
+/// A server that accepts every connection and keeps it, without reading or writing
+/// a byte: its URL, and the task to abort at the end of the test.
+pub async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut connections = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            connections.push(stream);
+        }
+    });
+    (url, held)
+}

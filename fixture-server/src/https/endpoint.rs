@@ -239,13 +239,7 @@ impl Endpoint {
         }
         let params = request.params.as_ref();
         let name = params.and_then(|p| p.get("name")).and_then(|n| n.as_str());
-        let Some(spec) = self
-            .session
-            .catalog
-            .tools
-            .iter()
-            .find(|spec| Some(spec.tool.name.as_ref()) == name)
-        else {
+        let Some(spec) = name.and_then(|name| self.session.catalog.tool(name)) else {
             return Ok(());
         };
         let arguments = params

@@ -157,9 +157,7 @@ pub fn check_params(
             .filter(|value| !value.is_null());
         let expected = match value {
             Some(Value::String(text)) => text.clone(),
-            Some(Value::Bool(_) | Value::Number(_)) => {
-                value.map(Value::to_string).unwrap_or_default()
-            }
+            Some(scalar @ (Value::Bool(_) | Value::Number(_))) => scalar.to_string(),
             Some(_) => continue,
             None if sent.is_some() => {
                 return Err(format!(

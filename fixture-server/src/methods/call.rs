@@ -23,9 +23,7 @@ pub async fn call(call: Call) -> Result<ToolReply, ErrorData> {
     let session = &call.session;
     let spec = session
         .catalog
-        .tools
-        .iter()
-        .find(|spec| spec.tool.name == name)
+        .tool(&name)
         .filter(|spec| spec.switch.is_none_or(|switch| session.enabled(switch)))
         .ok_or_else(|| {
             ErrorData::new(
