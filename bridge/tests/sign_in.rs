@@ -9,7 +9,7 @@ use crate::pipes;
 use https_fixture::{HttpsFixture, bridge, fixture_switch, free_port, script, test_browser};
 use pipes::*;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// The URL of the sign-in line, once the bridge wrote it.

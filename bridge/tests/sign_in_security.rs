@@ -16,9 +16,7 @@ use crate::https_fixture;
 use crate::pipes;
 
 use harness_sim::process::StdioPeer;
-use https_fixture::{
-    HttpsFixture, bridge, bridge_to, fixture_switch, free_port, script, test_browser,
-};
+use https_fixture::{HttpsFixture, bridge, bridge_to, fixture_switch, free_port, test_browser};
 use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
