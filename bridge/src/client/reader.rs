@@ -8,6 +8,7 @@ use crate::wire::error::Cause;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};
 use crate::wire::raw::{self, ClientLine};
 use crate::wire::shallow::ShallowObject;
+use crate::wire::text::SharedLine;
 use serde_json::Value;
 use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
@@ -99,13 +100,22 @@ pub(crate) struct ForwardedRequest {
 fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
     match line {
         Line::Complete(bytes) => {
-            match raw::read_client_line(&bytes, |method| FORWARDED_METHODS.contains(&method)) {
+            // The params of a forwarded request stay in the line, shared: a large
+            // argument is not copied.
+            let line = match String::from_utf8(bytes) {
+                Ok(text) => SharedLine::new(text),
+                Err(error) => {
+                    return Some(parse_failure(&error.into_bytes(), ParseFailure::NotJson));
+                }
+            };
+            let forward = |method: &str| FORWARDED_METHODS.contains(&method);
+            match raw::read_client_text(&line, forward) {
                 Ok(None) => None,
                 Ok(Some(ClientLine::Forward(request))) => {
                     Some(ClientEvent::Forward(ForwardedRequest {
                         id: request.id,
                         method: request.method.into_owned(),
-                        params: request.params.map(ShallowObject::into_owned),
+                        params: request.params.map(|params| params.into_shared(&line)),
                     }))
                 }
                 Ok(Some(ClientLine::Message(message))) => Some(ClientEvent::Message(message)),
@@ -122,24 +132,7 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
                     },
                     detail: None,
                 }),
-                Err(LineFailure::Parse(failure)) => {
-                    let recovered_id = codec::recover_id_of_line(&bytes);
-                    Some(match failure {
-                        // JSON-RPC answers a parse error with a null id.
-                        ParseFailure::NotJson => ClientEvent::Unusable {
-                            id: None,
-                            recovered_id,
-                            cause: Cause::ParseError,
-                            detail: None,
-                        },
-                        ParseFailure::TooDeep => ClientEvent::Unusable {
-                            id: recovered_id.clone(),
-                            recovered_id,
-                            cause: Cause::TooDeep,
-                            detail: Some(format!("the limit is {} levels", codec::MAX_DEPTH)),
-                        },
-                    })
-                }
+                Err(LineFailure::Parse(failure)) => Some(parse_failure(line.as_bytes(), failure)),
             }
         }
         Line::TooLong { length, head, tail } => {
@@ -153,6 +146,26 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
                 )),
             })
         }
+    }
+}
+
+/// The error event of a whole line that is not JSON or too deep.
+fn parse_failure(line: &[u8], failure: ParseFailure) -> ClientEvent {
+    let recovered_id = codec::recover_id_of_line(line);
+    match failure {
+        // JSON-RPC answers a parse error with a null id.
+        ParseFailure::NotJson => ClientEvent::Unusable {
+            id: None,
+            recovered_id,
+            cause: Cause::ParseError,
+            detail: None,
+        },
+        ParseFailure::TooDeep => ClientEvent::Unusable {
+            id: recovered_id.clone(),
+            recovered_id,
+            cause: Cause::TooDeep,
+            detail: Some(format!("the limit is {} levels", codec::MAX_DEPTH)),
+        },
     }
 }
 

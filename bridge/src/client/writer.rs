@@ -1,7 +1,10 @@
 //! The writing end toward VS Code: a task that writes the session's frames to
 //! stdout, in the order the session sends them.
 
-use crate::wire::codec::{self, LineWriter};
+use crate::wire::codec::LineWriter;
+use crate::wire::pieces::{Encode, Sink};
+use crate::wire::raw::encode_result_line;
+use crate::wire::shallow::ShallowObject;
 use serde_json::Value;
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
@@ -10,8 +13,22 @@ use tokio::sync::mpsc;
 #[derive(Debug)]
 pub(crate) enum ClientFrame {
     Value(Value),
-    /// A frame already encoded, with its newline (a result passed through).
-    Line(Vec<u8>),
+    /// A result passed through from its members' text: a large member is written
+    /// from the line it came in.
+    Result(PassedResult),
+}
+
+/// A response of the bridge to VS Code whose result is JSON text.
+#[derive(Debug)]
+pub(crate) struct PassedResult {
+    id: Value,
+    result: ShallowObject<'static>,
+}
+
+impl Encode for PassedResult {
+    fn encode<'f>(&'f self, out: &mut impl Sink<'f>) {
+        encode_result_line(&self.id, &self.result, out);
+    }
 }
 
 /// The frames for VS Code, in order.
@@ -30,9 +47,10 @@ impl ClientSink {
         self.send_frame(ClientFrame::Value(frame)).await;
     }
 
-    /// Queues one encoded frame, which ends with its newline.
-    pub(crate) async fn send_line(&self, line: Vec<u8>) {
-        self.send_frame(ClientFrame::Line(line)).await;
+    /// Queues the response `{"jsonrpc":"2.0","id":id,"result":result}`.
+    pub(crate) async fn send_result(&self, id: Value, result: ShallowObject<'static>) {
+        self.send_frame(ClientFrame::Result(PassedResult { id, result }))
+            .await;
     }
 
     async fn send_frame(&self, frame: ClientFrame) {
@@ -50,8 +68,8 @@ pub(crate) async fn write_client<W: AsyncWrite + Unpin>(
     while let Some(frame) = frames.recv().await {
         let flush = frames.is_empty();
         let written = match frame {
-            ClientFrame::Value(frame) => output.write(frame, codec::encode_into, flush).await,
-            ClientFrame::Line(line) => output.write_line(line, flush).await,
+            ClientFrame::Value(frame) => output.write(frame, flush).await,
+            ClientFrame::Result(result) => output.write(result, flush).await,
         };
         if written.is_err() {
             return;

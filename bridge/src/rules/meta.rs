@@ -6,6 +6,7 @@
 //! the trace context and the `vscode.` keys pass.
 
 use super::UPSTREAM_PROTOCOL_VERSION;
+use crate::wire::pieces::Sink;
 use crate::wire::shallow::{ShallowObject, write_json_string};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -83,16 +84,16 @@ impl RequestMeta {
     }
 
     /// Appends the whole `_meta` as JSON text: the shared keys, then the own keys.
-    pub fn write_into(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
-        out.extend_from_slice(self.shared.text.as_bytes());
+    pub fn write_into<'f>(&self, out: &mut impl Sink<'f>) {
+        out.bytes(b"{");
+        out.bytes(self.shared.text.as_bytes());
         if !self.own.is_empty() {
             if !self.shared.text.is_empty() {
-                out.push(b',');
+                out.bytes(b",");
             }
-            out.extend_from_slice(&self.own);
+            out.bytes(&self.own);
         }
-        out.push(b'}');
+        out.bytes(b"}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! The hot path of a tools/call result (R8, O10, R5): the link read the line one
 //! level deep ([`ResultLine`]); the result is edited by the same rules and written
-//! out from its members' text, without a tree of its content. Any other result,
+//! out from its members' text, without a tree of its content and without a copy of
+//! the members that stay as they came. Any other result,
 //! and one that the rules must see whole, becomes a tree built from the same
 //! members' text.
 
@@ -8,7 +9,7 @@ use super::Session;
 use super::forward::log_round;
 use super::table::Pending;
 use crate::rules::results::{ShallowShape, shape_call_result_shallow};
-use crate::wire::raw::{ResultLine, Unreadable, encode_result_line};
+use crate::wire::raw::{ResultLine, Unreadable};
 
 impl Session {
     /// A clean response of the upstream: passed on from its text when it is a
@@ -59,9 +60,9 @@ impl Session {
             self.fail_invalid_result(&key, "tools/call", &error.to_string())
                 .await;
         } else if let Some(request) = self.end_request(&key, "the request ended").await {
-            let mut frame = Vec::with_capacity(line.len());
-            encode_result_line(&request.id, &result, &mut frame);
-            self.out.send_line(frame).await;
+            // The members stay in the line: a large result is never copied.
+            let result = result.into_shared(line.shared_line());
+            self.out.send_result(request.id, result).await;
         }
         true
     }

@@ -17,12 +17,12 @@ use crate::rules::meta::RequestMeta;
 use crate::wire::codec::Line;
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{Message, Outcome};
+use crate::wire::pieces::{Encode, Sink};
 use crate::wire::raw::{self, ResultLine, Unreadable, UpstreamLine};
 use crate::wire::shallow::{ShallowObject, write_json_string};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
-use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -50,6 +50,12 @@ pub enum Outgoing {
 impl Outgoing {
     /// The frame as one JSON line.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
+        self.encode(out);
+    }
+}
+
+impl Encode for Outgoing {
+    fn encode<'f>(&'f self, out: &mut impl Sink<'f>) {
         match self {
             Self::Request {
                 id,
@@ -58,19 +64,20 @@ impl Outgoing {
                 meta,
             } => {
                 // Written from its pieces: the members of params are JSON text
-                // already, and the shared `_meta` too.
-                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-                // Writing into a Vec cannot fail.
+                // already (a large one written from the line it came in), and the
+                // shared `_meta` too.
+                out.bytes(br#"{"jsonrpc":"2.0","id":"#);
+                // Writing into a buffer cannot fail.
                 let _ = write!(out, "{id}");
-                out.extend_from_slice(br#","method":"#);
+                out.bytes(br#","method":"#);
                 write_json_string(method, out);
-                out.extend_from_slice(br#","params":{"#);
+                out.bytes(br#","params":{"#);
                 if params.write_members_into(out, |name| name != "_meta") {
-                    out.push(b',');
+                    out.bytes(b",");
                 }
-                out.extend_from_slice(br#""_meta":"#);
+                out.bytes(br#""_meta":"#);
                 meta.write_into(out);
-                out.extend_from_slice(b"}}\n");
+                out.bytes(b"}}\n");
             }
             Self::Notification { method, params } => {
                 #[derive(Serialize)]
@@ -86,7 +93,7 @@ impl Outgoing {
                 };
                 // Serializing maps of JSON values into a Vec cannot fail.
                 if serde_json::to_writer(&mut *out, &notification).is_ok() {
-                    out.push(b'\n');
+                    out.bytes(b"\n");
                 }
             }
         }

@@ -93,11 +93,7 @@ async fn write_frames(stdin: ChildStdin, mut frames: mpsc::UnboundedReceiver<Out
     let mut stdin = LineWriter::new(stdin);
     while let Some(frame) = frames.recv().await {
         let flush = frames.is_empty();
-        if stdin
-            .write(frame, Outgoing::encode_into, flush)
-            .await
-            .is_err()
-        {
+        if stdin.write(frame, flush).await.is_err() {
             return;
         }
     }

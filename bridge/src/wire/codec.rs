@@ -4,14 +4,11 @@
 //! so that the id of the request can still be recovered for the error response
 //! (`line_too_long`), and skips the rest up to the next newline.
 
+use super::pieces::{self, Encode, Pieces, Sink};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 
-/// How many bytes of a too-long line are kept at each end to recover its id.
-const KEPT_BYTES: usize = 4096;
-
-/// The read buffer: large enough that a 64 MiB line takes few system calls.
-const READ_BUFFER_BYTES: usize = 256 * 1024;
+pub use super::line_reader::{KEPT_BYTES, Line, LineReader};
 
 /// The maximum nesting of a frame: the recursion limit of serde_json, which refuses
 /// deeper frames without using the stack.
@@ -24,146 +21,6 @@ pub fn depth(value: &Value) -> usize {
         Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
         Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
         _ => 0,
-    }
-}
-
-/// One line of input.
-#[derive(Debug, PartialEq)]
-pub enum Line {
-    /// A line within the limit, without its newline.
-    Complete(Vec<u8>),
-    /// A line over the limit: its length and the bytes kept at both ends.
-    TooLong {
-        length: usize,
-        head: Vec<u8>,
-        tail: Vec<u8>,
-    },
-}
-
-/// Reads lines of at most `max_line_bytes` bytes (the newline not counted).
-#[derive(Debug)]
-pub struct LineReader<R> {
-    reader: BufReader<R>,
-    max_line_bytes: usize,
-}
-
-impl<R: AsyncRead + Unpin> LineReader<R> {
-    pub fn new(reader: R, max_line_bytes: usize) -> Self {
-        Self {
-            reader: BufReader::with_capacity(READ_BUFFER_BYTES, reader),
-            max_line_bytes,
-        }
-    }
-
-    /// The next line, or `None` at the end of the stream. A last line without a
-    /// newline counts as a line.
-    pub async fn next_line(&mut self) -> std::io::Result<Option<Line>> {
-        let mut line = Vec::new();
-        let mut overflow: Option<Overflow> = None;
-        loop {
-            let available = self.reader.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(finish(line, overflow, true, self.max_line_bytes));
-            }
-            let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
-                Some(end) => (available.get(..end).unwrap_or(available), true),
-                None => (available, false),
-            };
-            let used = chunk.len() + usize::from(found_newline);
-            match &mut overflow {
-                Some(over) => over.push(chunk),
-                // One byte of room for the CR of a CRLF ending, which is not part
-                // of the line; `finish` checks the limit without it.
-                None if line.len() + chunk.len() > self.max_line_bytes.saturating_add(1) => {
-                    let mut over = Overflow::start(std::mem::take(&mut line));
-                    over.push(chunk);
-                    overflow = Some(over);
-                }
-                None => line.extend_from_slice(chunk),
-            }
-            self.reader.consume(used);
-            if found_newline {
-                return Ok(finish(line, overflow, false, self.max_line_bytes));
-            }
-        }
-    }
-}
-
-fn finish(
-    mut line: Vec<u8>,
-    overflow: Option<Overflow>,
-    at_end: bool,
-    max_line_bytes: usize,
-) -> Option<Line> {
-    if let Some(over) = overflow {
-        return Some(over.into_line());
-    }
-    if at_end && line.is_empty() {
-        return None;
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    if line.len() > max_line_bytes {
-        return Some(Overflow::start(line).into_line());
-    }
-    Some(Line::Complete(line))
-}
-
-/// The ends of a line that went over the limit.
-struct Overflow {
-    length: usize,
-    head: Vec<u8>,
-    tail: Vec<u8>,
-}
-
-impl Overflow {
-    fn start(mut first: Vec<u8>) -> Self {
-        let length = first.len();
-        let tail = first
-            .get(first.len().saturating_sub(KEPT_BYTES)..)
-            .unwrap_or_default()
-            .to_vec();
-        first.truncate(KEPT_BYTES);
-        first.shrink_to_fit();
-        Self {
-            length,
-            head: first,
-            tail,
-        }
-    }
-
-    fn push(&mut self, chunk: &[u8]) {
-        self.length += chunk.len();
-        if self.head.len() < KEPT_BYTES {
-            let room = KEPT_BYTES - self.head.len();
-            self.head
-                .extend_from_slice(chunk.get(..chunk.len().min(room)).unwrap_or(chunk));
-        }
-        self.tail.extend_from_slice(chunk);
-        if self.tail.len() > 2 * KEPT_BYTES {
-            self.tail.drain(..self.tail.len() - KEPT_BYTES);
-        }
-    }
-
-    fn into_line(mut self) -> Line {
-        // The CR of a CRLF ending is not part of the line.
-        if self.tail.last() == Some(&b'\r') {
-            self.tail.pop();
-            // A head that holds the whole line holds the CR too.
-            if self.head.len() == self.length {
-                self.head.pop();
-            }
-            self.length = self.length.saturating_sub(1);
-        }
-        if self.tail.len() > KEPT_BYTES {
-            self.tail.drain(..self.tail.len() - KEPT_BYTES);
-        }
-        Line::TooLong {
-            length: self.length,
-            head: self.head,
-            tail: self.tail,
-        }
     }
 }
 
@@ -218,34 +75,32 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         }
     }
 
-    /// Writes `frame` as `encode` appends it; the frame goes before its bytes are
-    /// written, so that the two are not in memory together for long. `flush` when
-    /// no other frame waits.
-    pub async fn write<T>(
-        &mut self,
-        frame: T,
-        encode: impl FnOnce(&T, &mut Vec<u8>),
-        flush: bool,
-    ) -> std::io::Result<()> {
+    /// Writes `frame` as `encode` appends it. A frame whose encoding is all in the
+    /// buffer goes before its bytes are written, so that the two are not in memory
+    /// together for long; the large texts of a frame (a 64 MiB argument or result)
+    /// are written from the frame itself, never copied. `flush` when no other frame
+    /// waits.
+    pub async fn write(&mut self, frame: impl Encode, flush: bool) -> std::io::Result<()> {
         self.buffer.clear();
-        encode(&frame, &mut self.buffer);
-        drop(frame);
-        self.output.write_all(&self.buffer).await?;
+        let mut pieces = Pieces::new(&mut self.buffer);
+        frame.encode(&mut pieces);
+        let large = pieces.into_large();
+        if large.is_empty() {
+            drop(large);
+            drop(frame);
+            self.output.write_all(&self.buffer).await?;
+        } else {
+            for part in pieces::in_order(&self.buffer, &large) {
+                self.output.write_all(part).await?;
+            }
+            drop(large);
+            drop(frame);
+        }
         if flush {
             self.output.flush().await?;
         }
         if self.buffer.capacity() > KEEP_BUFFER_BYTES {
             self.buffer = Vec::new();
-        }
-        Ok(())
-    }
-
-    /// Writes one line that is already encoded, with its newline.
-    pub async fn write_line(&mut self, line: Vec<u8>, flush: bool) -> std::io::Result<()> {
-        self.output.write_all(&line).await?;
-        drop(line);
-        if flush {
-            self.output.flush().await?;
         }
         Ok(())
     }
@@ -264,9 +119,15 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
 /// Appends one frame and its newline. serde_json escapes every control character
 /// inside strings, so the frame never holds a newline of its own.
 pub fn encode_into(frame: &Value, out: &mut Vec<u8>) {
-    // Writing into a Vec cannot fail, and a Value always serializes.
-    if serde_json::to_writer(&mut *out, frame).is_ok() {
-        out.push(b'\n');
+    frame.encode(out);
+}
+
+impl Encode for Value {
+    fn encode<'f>(&'f self, out: &mut impl Sink<'f>) {
+        // Writing into a buffer cannot fail, and a Value always serializes.
+        if serde_json::to_writer(&mut *out, self).is_ok() {
+            out.bytes(b"\n");
+        }
     }
 }
 

@@ -5,5 +5,8 @@ pub mod codec;
 pub mod error;
 pub mod frame;
 pub mod id;
+pub mod line_reader;
+pub mod pieces;
 pub mod raw;
 pub mod shallow;
+pub mod text;

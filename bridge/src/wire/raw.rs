@@ -17,7 +17,9 @@
 
 use super::codec::{self, MAX_DEPTH, ParseFailure};
 use super::frame::{self, Invalid, LineFailure, Message, Outcome, Response, is_valid_id};
+use super::pieces::Sink;
 use super::shallow::ShallowObject;
+use super::text::{SharedLine, Text};
 use json_shallow::Member;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -168,13 +170,21 @@ pub fn read_client_line(
     let Ok(text) = std::str::from_utf8(line) else {
         return Err(LineFailure::Parse(ParseFailure::NotJson));
     };
+    read_client_text(text, forward)
+}
+
+/// [`read_client_line`] of a line that is known to be text.
+pub fn read_client_text(
+    text: &str,
+    forward: impl FnOnce(&str) -> bool,
+) -> Result<Option<ClientLine<'_>>, LineFailure> {
     let Some(mut envelope) = envelope(text, "params") else {
-        return Message::parse(line).map(|message| message.map(ClientLine::Message));
+        return Message::parse(text.as_bytes()).map(|message| message.map(ClientLine::Message));
     };
     if let Some(request) = envelope.take_request(forward) {
         return Ok(Some(ClientLine::Forward(request)));
     }
-    message_of(envelope, line).map(|message| message.map(ClientLine::Message))
+    message_of(envelope, text.as_bytes()).map(|message| message.map(ClientLine::Message))
 }
 
 /// What a line of the upstream is, read once.
@@ -208,7 +218,7 @@ pub fn read_upstream_line(line: Vec<u8>) -> Result<Option<UpstreamLine>, (Vec<u8
                     .map(|member| MemberPlace::of(&text, member))
                     .collect();
                 return Ok(Some(UpstreamLine::Result(ResultLine {
-                    line: text,
+                    line: SharedLine::new(text),
                     id,
                     members,
                 })));
@@ -227,7 +237,7 @@ pub fn read_upstream_line(line: Vec<u8>) -> Result<Option<UpstreamLine>, (Vec<u8
 /// of any other result from the same text (its members, each parsed once).
 #[derive(Debug)]
 pub struct ResultLine {
-    line: String,
+    line: SharedLine,
     id: u64,
     /// The members of the result, in order (a name given twice comes twice).
     members: Vec<MemberPlace>,
@@ -296,10 +306,15 @@ impl ResultLine {
                     KeyPlace::InLine(place) => Cow::Borrowed(self.line.get(place.clone())?),
                     KeyPlace::Decoded(key) => Cow::Borrowed(key.as_str()),
                 };
-                Some((key, Cow::Borrowed(self.line.get(member.value.clone())?)))
+                Some((key, Text::Borrowed(self.line.get(member.value.clone())?)))
             })
             .collect();
         ShallowObject::of_pairs(members)
+    }
+
+    /// The line, for the members of a result that outlives this frame.
+    pub fn shared_line(&self) -> &SharedLine {
+        &self.line
     }
 
     /// Whether the result is complete: its `resultType` is `"complete"`, or it
@@ -331,13 +346,20 @@ impl ResultLine {
                 Ok(Some(message)) => Ok(message),
                 // A response is never blank: the parse refused it.
                 Ok(None) => Err((
-                    self.line.into_bytes(),
+                    bytes_of(self.line),
                     LineFailure::Parse(ParseFailure::NotJson),
                 )),
-                Err(failure) => Err((self.line.into_bytes(), failure)),
+                Err(failure) => Err((bytes_of(self.line), failure)),
             },
         }
     }
+}
+
+/// The bytes of a line, without a copy when nothing else shares it.
+fn bytes_of(line: SharedLine) -> Vec<u8> {
+    SharedLine::try_unwrap(line)
+        .map(String::into_bytes)
+        .unwrap_or_else(|line| line.as_bytes().to_vec())
 }
 
 /// Why a line of the upstream cannot be read, in the words of the bridge's
@@ -401,13 +423,13 @@ pub fn clean_request(text: &str) -> Option<RawRequest<'_>> {
 }
 
 /// Appends `{"jsonrpc":"2.0","id":<id>,"result":<result>}` and its newline.
-pub fn encode_result_line(id: &Value, result: &ShallowObject<'_>, out: &mut Vec<u8>) {
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    // An id always serializes into a Vec.
+pub fn encode_result_line<'f>(id: &Value, result: &'f ShallowObject<'_>, out: &mut impl Sink<'f>) {
+    out.bytes(br#"{"jsonrpc":"2.0","id":"#);
+    // An id always serializes into a buffer.
     let _ = serde_json::to_writer(&mut *out, id);
-    out.extend_from_slice(br#","result":"#);
+    out.bytes(br#","result":"#);
     result.write_into(out);
-    out.extend_from_slice(b"}\n");
+    out.bytes(b"}\n");
 }
 
 /// The text of a JSON string; `None` for another kind of value.

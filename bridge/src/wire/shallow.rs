@@ -3,6 +3,8 @@
 //! are written out again as they came; a tree of `Value`s for a frame that only
 //! gains or loses a few top-level members costs most of a call's time in the bridge.
 
+use super::pieces::Sink;
+use super::text::{SharedLine, Text};
 use foldhash::HashMapExt;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -14,7 +16,7 @@ use std::borrow::Cow;
 /// written by serde_json.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShallowObject<'a> {
-    members: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    members: Vec<(Cow<'a, str>, Text<'a>)>,
 }
 
 /// From this many members on, a member given twice is found with a map: a
@@ -33,7 +35,7 @@ impl<'a> ShallowObject<'a> {
     pub(super) fn of_members(members: Vec<json_shallow::Member<'a>>) -> Self {
         let members: Vec<_> = members
             .into_iter()
-            .map(|member| (member.key, Cow::Borrowed(member.value)))
+            .map(|member| (member.key, Text::Borrowed(member.value)))
             .collect();
         Self {
             members: without_repeats(members),
@@ -42,7 +44,7 @@ impl<'a> ShallowObject<'a> {
 
     /// The object of members that are JSON text already (a name given twice is
     /// folded as [`Self::of_members`] folds it).
-    pub(super) fn of_pairs(members: Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Self {
+    pub(super) fn of_pairs(members: Vec<(Cow<'a, str>, Text<'a>)>) -> Self {
         Self {
             members: without_repeats(members),
         }
@@ -53,7 +55,7 @@ impl<'a> ShallowObject<'a> {
         ShallowObject {
             members: map
                 .iter()
-                .map(|(name, value)| (Cow::Owned(name.clone()), Cow::Owned(value.to_string())))
+                .map(|(name, value)| (Cow::Owned(name.clone()), Text::Owned(value.to_string())))
                 .collect(),
         }
     }
@@ -73,12 +75,20 @@ impl<'a> ShallowObject<'a> {
             members: self
                 .members
                 .into_iter()
-                .map(|(name, value)| {
-                    (
-                        Cow::Owned(name.into_owned()),
-                        Cow::Owned(value.into_owned()),
-                    )
-                })
+                .map(|(name, value)| (Cow::Owned(name.into_owned()), value.into_owned()))
+                .collect(),
+        }
+    }
+
+    /// The object with an owner of its own: the values that are part of `line`
+    /// become ranges of it, without a copy (a large argument or result stays where
+    /// it was read); the names and any other value are copied.
+    pub fn into_shared(self, line: &SharedLine) -> ShallowObject<'static> {
+        ShallowObject {
+            members: self
+                .members
+                .into_iter()
+                .map(|(name, value)| (Cow::Owned(name.into_owned()), value.into_shared(line)))
                 .collect(),
         }
     }
@@ -88,7 +98,7 @@ impl<'a> ShallowObject<'a> {
         self.members
             .iter()
             .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_ref())
+            .map(|(_, value)| &**value)
     }
 
     pub fn contains_key(&self, name: &str) -> bool {
@@ -103,7 +113,7 @@ impl<'a> ShallowObject<'a> {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.members
             .iter()
-            .map(|(name, value)| (name.as_ref(), value.as_ref()))
+            .map(|(name, value)| (name.as_ref(), &**value))
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
@@ -111,23 +121,23 @@ impl<'a> ShallowObject<'a> {
     }
 
     /// Takes member `name` out, with its JSON text.
-    pub fn remove(&mut self, name: &str) -> Option<Cow<'a, str>> {
+    pub fn remove(&mut self, name: &str) -> Option<Text<'a>> {
         let index = self.members.iter().position(|(key, _)| key == name)?;
         Some(self.members.remove(index).1)
     }
 
     /// Sets `name` to `value`: in its place when it is there, else at the end.
     pub fn insert_value(&mut self, name: impl Into<Cow<'a, str>>, value: &Value) {
-        self.set(name.into(), Cow::Owned(value.to_string()));
+        self.set(name.into(), Text::Owned(value.to_string()));
     }
 
     /// Sets `name` to a value that is already JSON text: the text of a member of
     /// another `ShallowObject`, or a constant that is JSON.
-    pub fn insert_json(&mut self, name: impl Into<Cow<'a, str>>, json: Cow<'a, str>) {
-        self.set(name.into(), json);
+    pub fn insert_json(&mut self, name: impl Into<Cow<'a, str>>, json: impl Into<Text<'a>>) {
+        self.set(name.into(), json.into());
     }
 
-    fn set(&mut self, name: Cow<'a, str>, value: Cow<'a, str>) {
+    fn set(&mut self, name: Cow<'a, str>, value: Text<'a>) {
         match self.members.iter_mut().find(|(key, _)| *key == name) {
             Some((_, old)) => *old = value,
             None => self.members.push((name, value)),
@@ -143,28 +153,28 @@ impl<'a> ShallowObject<'a> {
     }
 
     /// Appends the object as JSON text.
-    pub fn write_into(&self, out: &mut Vec<u8>) {
-        out.push(b'{');
+    pub fn write_into<'f>(&'f self, out: &mut impl Sink<'f>) {
+        out.bytes(b"{");
         self.write_members_into(out, |_| true);
-        out.push(b'}');
+        out.bytes(b"}");
     }
 
     /// Appends the members that `keep` keeps, separated by commas and without
     /// braces; whether any was written.
-    pub fn write_members_into(
-        &self,
-        out: &mut Vec<u8>,
+    pub fn write_members_into<'f>(
+        &'f self,
+        out: &mut impl Sink<'f>,
         mut keep: impl FnMut(&str) -> bool,
     ) -> bool {
         let mut written = false;
         for (name, value) in self.members.iter().filter(|(name, _)| keep(name)) {
             if written {
-                out.push(b',');
+                out.bytes(b",");
             }
             written = true;
             write_json_string(name, out);
-            out.push(b':');
-            out.extend_from_slice(value.as_bytes());
+            out.bytes(b":");
+            out.text(value.as_bytes());
         }
         written
     }
@@ -173,8 +183,8 @@ impl<'a> ShallowObject<'a> {
 /// The members with a name given twice folded into its first place, with the
 /// last value: what a parsed map keeps.
 fn without_repeats<'a>(
-    mut members: Vec<(Cow<'a, str>, Cow<'a, str>)>,
-) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
+    mut members: Vec<(Cow<'a, str>, Text<'a>)>,
+) -> Vec<(Cow<'a, str>, Text<'a>)> {
     if members.len() <= MEMBERS_SEARCHED_IN_ORDER {
         let repeated = members.iter().enumerate().any(|(index, (name, _))| {
             members
@@ -187,7 +197,7 @@ fn without_repeats<'a>(
         }
     }
     let mut places = foldhash::HashMap::<Cow<'a, str>, usize>::with_capacity(members.len());
-    let mut kept: Vec<(Cow<'a, str>, Cow<'a, str>)> = Vec::with_capacity(members.len());
+    let mut kept: Vec<(Cow<'a, str>, Text<'a>)> = Vec::with_capacity(members.len());
     for (name, value) in members.drain(..) {
         match places.get(&name) {
             Some(&place) => {
@@ -206,14 +216,15 @@ fn without_repeats<'a>(
 
 /// Appends `text` as a JSON string: as it is when nothing in it needs an escape,
 /// which is every name of MCP, else as serde_json escapes it.
-pub fn write_json_string(text: &str, out: &mut Vec<u8>) {
+pub fn write_json_string<W: std::io::Write + ?Sized>(text: &str, out: &mut W) {
     if text
         .bytes()
         .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
     {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
+        // Writing into a buffer cannot fail.
+        let _ = out.write_all(b"\"");
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.write_all(b"\"");
     } else {
         // A string always serializes into a Vec.
         let _ = serde_json::to_writer(&mut *out, text);
