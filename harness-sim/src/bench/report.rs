@@ -107,6 +107,7 @@ impl Pair {
 pub struct Remote {
     /// The median of the rounds, when every round gave a figure.
     pub median: Option<f64>,
+    /// One figure per round that gave one.
     pub samples: Vec<f64>,
     /// Why the rounds that gave no figure failed, word for word, one per round.
     #[serde(skip_serializing_if = "Vec::is_empty")]

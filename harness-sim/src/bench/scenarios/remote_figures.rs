@@ -13,7 +13,9 @@ use crate::bench::report::Row;
 /// The samples of one row of mcp-remote, and why the rounds without one failed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RemoteFigures {
+    /// One figure per round that gave one.
     pub samples: Vec<f64>,
+    /// What mcp-remote answered, per round that gave none.
     pub failures: Vec<String>,
 }
 

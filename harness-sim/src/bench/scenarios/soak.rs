@@ -53,8 +53,11 @@ pub async fn rss_readings(
 /// The readings of the sides: after [`EARLY`] calls, at the end, and the growth.
 #[derive(Debug, Default)]
 pub struct Readings {
+    /// `VmRSS` after [`EARLY`] calls.
     pub early: Pair,
+    /// `VmRSS` after all calls.
     pub late: Pair,
+    /// The difference: what the target bounds.
     pub growth: Pair,
 }
 

@@ -33,11 +33,15 @@ const REMOTE_ROUND_LIMIT: Duration = Duration::from_secs(300);
 /// How long a session rests after its start before its memory is read (as in 7).
 const SETTLE: Duration = Duration::from_millis(250);
 
-/// The three columns of the URL form.
+/// The three columns of the URL form. Not [`Side`]: mcp-remote has no place on the
+/// stdio measurements, and its failures are figures of the table, not of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Column {
+    /// The 2026-07-28 HTTP client in the bench process.
     Direct,
+    /// The 2025-11-25 stdio client through the bridge.
     Bridged,
+    /// The 2025-11-25 stdio client through mcp-remote.
     Remote,
 }
 
@@ -66,13 +70,15 @@ pub fn columns(rounds: usize) -> Vec<Column> {
         .collect()
 }
 
-/// A stdio process in front of the fixture's URL: its command and environment.
+/// A stdio process in front of the fixture's URL: its command and environment, so
+/// that the bridge and mcp-remote go through the same rounds.
 pub struct Front {
     pub argv: Vec<OsString>,
     pub env: Vec<(OsString, OsString)>,
 }
 
 impl Front {
+    /// `mcp-bridge-vscode --ca-file CA <url>`.
     pub fn bridge(ctx: &Ctx, fixture: &HttpsFixture) -> Self {
         Self {
             argv: fixture.bridge_argv(&ctx.bridge),
@@ -80,6 +86,7 @@ impl Front {
         }
     }
 
+    /// `node proxy.js <url> --protocol auto ...` with the CA and its state directory.
     pub fn remote(remote: &McpRemote, fixture: &HttpsFixture) -> Self {
         Self {
             argv: remote.argv(&fixture.url),
@@ -87,7 +94,8 @@ impl Front {
         }
     }
 
-    /// Starts it with the 2025-11-25 client and checks that an echo comes back.
+    /// Starts it and opens the 2025-11-25 session (`initialize`, then
+    /// `notifications/initialized`).
     pub async fn start(&self, ctx: &Ctx) -> Result<Session, BenchError> {
         Session::start_command_with_env(ctx, Side::Bridged, &self.argv, &self.env, 0).await
     }
@@ -98,6 +106,7 @@ pub fn mcp_remote(ctx: &Ctx) -> Result<McpRemote, String> {
     McpRemote::new(&ctx.mcp_remote).map_err(|error| error.to_string())
 }
 
+/// The rows and notes of 8; an error only when the direct or the bridged side fails.
 pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let fixture = HttpsFixture::start(&ctx.fixture).await?;
     let direct = DirectClient::new(&fixture)?;

@@ -14,12 +14,12 @@ use super::throughput::WINDOW;
 use super::url::{Front, check_echo_call, mcp_remote};
 use crate::bench::http::HttpsFixture;
 use crate::bench::report::Row;
-use crate::bench::session::Session;
 use crate::bench::{BenchError, Ctx, Side};
 
 /// How long mcp-remote's session may take before it counts as a hang.
 const REMOTE_LIMIT: Duration = Duration::from_secs(900);
 
+/// The rows and notes of 11; an error only when the bridged side fails.
 pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let fixture = HttpsFixture::start(&ctx.fixture).await?;
     let total = ctx.count(100_000, 20_000);
@@ -41,8 +41,11 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
         }
         Err(why) => Some(why),
     };
-    let (mut early, mut late, mut growth) =
-        <(RemoteFigures, RemoteFigures, RemoteFigures)>::default();
+    let (mut early, mut late, mut growth) = (
+        RemoteFigures::default(),
+        RemoteFigures::default(),
+        RemoteFigures::default(),
+    );
     if let [first, last] = got[..] {
         got.push(last - first);
     }
@@ -71,7 +74,7 @@ async fn soak_round(
     total: usize,
     got: &mut Vec<f64>,
 ) -> Result<(), BenchError> {
-    let mut session: Session = front.start(ctx).await?;
+    let mut session = front.start(ctx).await?;
     check_echo_call(&mut session).await?;
     rss_readings(&mut session, total, got).await?;
     session.conn.stop().await?;
