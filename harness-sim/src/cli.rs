@@ -4,7 +4,7 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
 //! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH]
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
 //! harness-sim relay -- <server command...>
 //! ```
 //!
@@ -38,7 +38,7 @@ use crate::server_stdio::StdioKind;
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
                   harness-sim relay -- <server command...>\n    \
@@ -134,8 +134,9 @@ struct ReplayArgs {
 #[command(
     name = "harness-sim bench",
     about = "Measures mcp-bridge-vscode against the physical floor: a 2026-07-28 client talking to bridge-fixture-server directly, in the same run (issue 8).",
-    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS), embedded (9: bridge-embedded-server on its modern path, on its legacy path and behind mcp-bridge-vscode); only when named: soak (10: 1,000,000 small calls, the memory after 10,000 and at the end; about a minute a side).\n\
+    after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS, direct, bridged and through mcp-remote, and the start of each), embedded (9: bridge-embedded-server on its modern path, on its legacy path and behind mcp-bridge-vscode); only when named: soak (10: 1,000,000 small calls, the memory after 10,000 and at the end; about a minute a side), url-soak (11: 100,000 calls over HTTPS through the bridge and through mcp-remote, the memory after 10,000 and at the end).\n\
                   Build in release mode first: cargo build --release -p mcp-bridge-vscode -p bridge-fixture-server -p bridge-embedded-server -p harness-sim\n\
+                  url and url-soak run mcp-remote with node from PATH: npm ci --prefix interop installs it.\n\
                   See docs/benchmarks.md."
 )]
 struct BenchArgs {
@@ -169,6 +170,10 @@ struct BenchArgs {
     /// bridge-embedded-server).
     #[arg(long, value_name = "PATH")]
     embedded: Option<PathBuf>,
+    /// mcp-remote's proxy.js of `url` and `url-soak`, run with node (default: the
+    /// workspace's interop/node_modules/mcp-remote/dist/proxy.js).
+    #[arg(long = "mcp-remote", value_name = "PATH")]
+    mcp_remote: Option<PathBuf>,
 }
 
 /// Runs the command line `args` (including the program name); returns the exit code.
@@ -284,6 +289,7 @@ async fn run_bench(args: &[OsString]) -> i32 {
         bridge: parsed.bridge,
         fixture: parsed.fixture,
         embedded: parsed.embedded,
+        mcp_remote: parsed.mcp_remote,
         floor: parsed.floor,
         stdio: parsed.stdio,
         command,
@@ -504,5 +510,14 @@ mod tests {
         assert_eq!(parsed.embedded, Some(PathBuf::from("/e")));
         assert_eq!(parsed.bridge, Some(PathBuf::from("/b")));
         assert_eq!(bench_args(&[]).unwrap().embedded, None);
+    }
+
+    #[test]
+    fn the_bench_takes_mcp_remote_as_it_takes_the_bridge() {
+        let parsed =
+            bench_args(&["--only", "url,url-soak", "--mcp-remote", "/r/proxy.js"]).unwrap();
+        assert_eq!(parsed.only, ["url", "url-soak"]);
+        assert_eq!(parsed.mcp_remote, Some(PathBuf::from("/r/proxy.js")));
+        assert_eq!(bench_args(&[]).unwrap().mcp_remote, None);
     }
 }

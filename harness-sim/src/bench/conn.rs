@@ -63,11 +63,25 @@ impl Conn {
     /// Starts `argv` in its own process group with stdin and stdout of `stdio`.
     /// Lines up to `keep` bytes are kept whole.
     pub fn spawn(argv: &[OsString], stdio: StdioKind, keep: usize) -> Result<Self, BenchError> {
+        Self::spawn_with_env(argv, &[], stdio, keep)
+    }
+
+    /// [`spawn`](Self::spawn) with `env` added to the environment of the process
+    /// (mcp-remote's CA file and its own state directory).
+    pub fn spawn_with_env(
+        argv: &[OsString],
+        env: &[(OsString, OsString)],
+        stdio: StdioKind,
+        keep: usize,
+    ) -> Result<Self, BenchError> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| BenchError::Setup("an empty command".into()))?;
         let mut command = Command::new(program);
-        command.args(args).kill_on_drop(true);
+        command
+            .args(args)
+            .envs(env.iter().map(|(key, value)| (key, value)))
+            .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
         let spawned_at = Instant::now();

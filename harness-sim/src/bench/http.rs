@@ -123,15 +123,29 @@ impl DirectClient {
         tool: &str,
         frame: Vec<u8>,
     ) -> Result<(Duration, Vec<u8>), BenchError> {
+        self.post("tools/call", Some(tool), frame).await
+    }
+
+    /// One request of `method` (with `Mcp-Name: name` when given) and the body
+    /// `frame`: the time from the send to the whole body, and the body.
+    pub async fn post(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        frame: Vec<u8>,
+    ) -> Result<(Duration, Vec<u8>), BenchError> {
         let sent = Instant::now();
-        let response = self
+        let mut request = self
             .client
             .post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
+            .header("mcp-method", method);
+        if let Some(name) = name {
+            request = request.header("mcp-name", name);
+        }
+        let response = request
             .body(frame)
             .send()
             .await

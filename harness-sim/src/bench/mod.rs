@@ -19,7 +19,7 @@
 //! - [`stats`], [`proc_mem`] (`/proc/<pid>/status`), [`machine`], [`targets`],
 //!   [`report`]: the figures, the targets and the table.
 //! - [`http`]: the fixture over HTTPS and the direct HTTP client of the URL form's
-//!   measurement (`scenarios/url.rs`).
+//!   measurement (`scenarios/url.rs`); [`remote`]: mcp-remote, its third column.
 //! - [`relay`]: `harness-sim relay`, a process that only passes bytes through:
 //!   with `--floor` every measurement also runs through it, to show the floor of
 //!   one more process on the path.
@@ -34,6 +34,7 @@ pub mod http;
 pub mod machine;
 pub mod proc_mem;
 pub mod relay;
+pub mod remote;
 pub mod report;
 pub mod scan;
 pub mod scenarios;
@@ -87,7 +88,8 @@ pub enum Scenario {
     Start,
     /// 6: from the end of stdin to the exit, idle and with 32 calls in flight.
     Stop,
-    /// 8: the URL form: small calls over HTTPS direct and through the bridge.
+    /// 8: the URL form: small calls over HTTPS direct, through the bridge and through
+    /// mcp-remote, and the start of each.
     Url,
     /// 9: the bridge inside a server (issue 17): small calls to
     /// `bridge-embedded-server` on its modern path, on its legacy path, and behind
@@ -96,6 +98,9 @@ pub enum Scenario {
     /// 10 (issue 20): 1,000,000 small calls, the memory after 10,000 and at the end.
     /// It takes minutes: only with `--only soak`, never in a run of [`Scenario::ALL`].
     Soak,
+    /// 11 (issue 20): the URL form's memory over 100,000 calls, the bridge's and
+    /// mcp-remote's. mcp-remote takes more than a minute: only with `--only url-soak`.
+    UrlSoak,
 }
 
 impl Scenario {
@@ -112,7 +117,7 @@ impl Scenario {
     ];
 
     /// The measurements that run only when `--only` names them.
-    pub const ON_REQUEST: [Scenario; 1] = [Scenario::Soak];
+    pub const ON_REQUEST: [Scenario; 2] = [Scenario::Soak, Scenario::UrlSoak];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -125,6 +130,7 @@ impl Scenario {
             Scenario::Url => "url",
             Scenario::Embedded => "embedded",
             Scenario::Soak => "soak",
+            Scenario::UrlSoak => "url-soak",
         }
     }
 }
@@ -161,6 +167,9 @@ pub struct Options {
     pub fixture: Option<PathBuf>,
     /// The embedded server executable (default: the workspace's), for `embedded`.
     pub embedded: Option<PathBuf>,
+    /// mcp-remote's `proxy.js` (default: the workspace's `interop/node_modules`), for
+    /// `url` and `url-soak`.
+    pub mcp_remote: Option<PathBuf>,
     /// Also measure through `harness-sim relay` (the floor of one more process).
     pub floor: bool,
     /// The stdin and stdout of the server on every side.
@@ -178,6 +187,8 @@ pub struct Ctx {
     pub embedded: Option<PathBuf>,
     /// This executable, for `harness-sim relay` (with `floor`).
     pub relay: PathBuf,
+    /// mcp-remote's `proxy.js`, run with Node (see [`remote`]).
+    pub mcp_remote: PathBuf,
     pub rounds: usize,
     pub quick: bool,
     pub floor: bool,
@@ -301,6 +312,10 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         fixture,
         embedded,
         relay,
+        mcp_remote: options
+            .mcp_remote
+            .clone()
+            .unwrap_or_else(remote::default_proxy),
         floor: options.floor,
         stdio: options.stdio,
         rounds: options
@@ -435,6 +450,7 @@ mod tests {
             fixture: "/f".into(),
             embedded: None,
             relay: "/h".into(),
+            mcp_remote: "/m".into(),
             rounds: 1,
             quick: true,
             floor: true,

@@ -100,6 +100,34 @@ impl Pair {
     }
 }
 
+/// The figures of mcp-remote in a row of the URL form (issue 20): the third column,
+/// measured in the same run as the other two. A round it could not complete leaves
+/// no figure: the cell says `failed` and the notes say what it answered.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Remote {
+    /// The median of the rounds, when every round gave a figure.
+    pub median: Option<f64>,
+    /// One figure per round that gave one.
+    pub samples: Vec<f64>,
+    /// Why the rounds that gave no figure failed, word for word, one per round.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+    /// Whether the bridged figure is better than mcp-remote's (lower, or higher
+    /// for calls per second); `None` without both figures.
+    pub bridged_better: Option<bool>,
+}
+
+impl Remote {
+    /// The cell of the mcp-remote column.
+    fn cell(&self, unit: Unit) -> String {
+        if !self.failures.is_empty() {
+            let rounds = self.failures.len() + self.samples.len();
+            return format!("failed ({} of {rounds})", self.failures.len());
+        }
+        self.median.map_or_else(|| "-".into(), |v| unit.format(v))
+    }
+}
+
 /// One line of the table.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -120,6 +148,9 @@ pub struct Row {
     pub target: Option<Target>,
     pub met: Option<bool>,
     pub samples: Pair,
+    /// mcp-remote's figures (the URL form only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<Remote>,
 }
 
 impl Row {
@@ -140,7 +171,34 @@ impl Row {
             target: None,
             met: None,
             samples,
+            remote: None,
         }
+    }
+
+    /// mcp-remote's figures beside the bridged ones: `samples` of the rounds it
+    /// completed and `failures` (what it answered) of those it did not. Its median
+    /// is given only when no round failed: a figure of some rounds is not the
+    /// figure of the run.
+    pub fn with_remote(mut self, samples: Vec<f64>, failures: Vec<String>) -> Self {
+        let median = if failures.is_empty() {
+            median(&samples)
+        } else {
+            None
+        };
+        let bridged_better = self.bridged.zip(median).map(|(bridged, remote)| {
+            if self.unit == Unit::PerSecond {
+                bridged > remote
+            } else {
+                bridged < remote
+            }
+        });
+        self.remote = Some(Remote {
+            median,
+            samples,
+            failures,
+            bridged_better,
+        });
+        self
     }
 
     /// The ratio against a message of `bytes` instead of the direct figure.
@@ -164,8 +222,9 @@ impl Row {
         self
     }
 
-    /// The cells of the row; with `floor`, the relay's figure and its ratio too.
-    fn cells(&self, floor: bool) -> Vec<String> {
+    /// The cells of the row; with `floor`, the relay's figure and its ratio too;
+    /// with `remote`, mcp-remote's figure and whether the bridged one is better.
+    fn cells(&self, floor: bool, remote: bool) -> Vec<String> {
         let figure = |value: Option<f64>| value.map_or_else(|| "-".into(), |v| self.unit.format(v));
         let ratio = match (self.ratio, self.ratio_of) {
             (Some(r), RatioOf::Message { .. }) => format!("{}× msg", ratio_text(r)),
@@ -195,6 +254,21 @@ impl Row {
         }
         cells.push(target);
         cells.push(met.into());
+        if remote {
+            let (figure, better) = match &self.remote {
+                Some(remote) => (
+                    remote.cell(self.unit),
+                    match remote.bridged_better {
+                        Some(true) => "met",
+                        Some(false) => "not met",
+                        None => "-",
+                    },
+                ),
+                None => ("-".into(), "-"),
+            };
+            cells.push(figure);
+            cells.push(better.into());
+        }
         cells
     }
 }
@@ -262,6 +336,9 @@ impl Report {
             let with_target: Vec<&Row> = self.rows.iter().filter(|r| r.met.is_some()).collect();
             let met = with_target.iter().filter(|r| r.met == Some(true)).count();
             out.push_str(&format!("\ntargets met: {met} of {}\n", with_target.len()));
+            if let Some(line) = remote_summary(&self.rows) {
+                out.push_str(&line);
+            }
         }
         if !self.embedded_rows.is_empty() {
             if !self.rows.is_empty() {
@@ -283,20 +360,56 @@ impl Report {
     }
 }
 
+/// The line under the table that counts the rows where the bridge beats mcp-remote,
+/// when any row compares them.
+fn remote_summary(rows: &[Row]) -> Option<String> {
+    let compared: Vec<bool> = rows
+        .iter()
+        .filter_map(|row| row.remote.as_ref())
+        .map(|remote| remote.bridged_better == Some(true))
+        .collect();
+    let failed = rows
+        .iter()
+        .filter_map(|row| row.remote.as_ref())
+        .filter(|remote| !remote.failures.is_empty())
+        .count();
+    if compared.is_empty() {
+        return None;
+    }
+    let better = compared.iter().filter(|better| **better).count();
+    let mut line = format!(
+        "bridged better than mcp-remote: {better} of {}",
+        compared.len()
+    );
+    if failed > 0 {
+        line.push_str(&format!(
+            " ({failed} without a figure of mcp-remote: see the notes)"
+        ));
+    }
+    line.push('\n');
+    Some(line)
+}
+
 /// The table of `rows` with aligned columns; with a relay figure in any row, the
-/// relay's column and its ratio to direct (`floor`) too.
+/// relay's column and its ratio to direct (`floor`) too; with mcp-remote's figures
+/// in any row, its column and `vs mcp-remote` last.
 pub fn table(rows: &[Row]) -> String {
     let floor = rows.iter().any(|row| row.relay.is_some());
-    let header: Vec<&str> = if floor {
+    let remote = rows.iter().any(|row| row.remote.is_some());
+    let mut header: Vec<&str> = if floor {
         vec![
             "measure", "direct", "relay", "bridged", "ratio", "floor", "target", "met",
         ]
     } else {
         vec!["measure", "direct", "bridged", "ratio", "target", "met"]
     };
+    let figures_end = header.len() - 2;
+    if remote {
+        header.extend(["mcp-remote", "vs mcp-remote"]);
+    }
     // The figures and ratios are right-aligned, the rest left-aligned.
-    let right = |i: usize| i > 0 && i < header.len() - 2;
-    let cells: Vec<Vec<String>> = rows.iter().map(|row| row.cells(floor)).collect();
+    let right = |i: usize| (i > 0 && i < figures_end) || (remote && i == figures_end + 2);
+    let cells: Vec<Vec<String>> = rows.iter().map(|row| row.cells(floor, remote)).collect();
     aligned(&header, &cells, right)
 }
 
@@ -392,7 +505,7 @@ mod tests {
             });
         assert_eq!(memory.ratio, Some(2.0));
         assert_eq!(memory.met, Some(true));
-        assert_eq!(memory.cells(false)[3], "2.00× msg");
+        assert_eq!(memory.cells(false, false)[3], "2.00× msg");
     }
 
     #[test]
@@ -424,6 +537,34 @@ mod tests {
         };
         assert_eq!(end(lines[0], "bridged"), end(lines[1], "80.0 µs"));
         assert_eq!(end(lines[0], "bridged"), end(lines[2], "6.0 MiB"));
+    }
+
+    #[test]
+    fn mcp_remote_comes_last_with_whether_the_bridge_beats_it() {
+        let rows = vec![
+            Row::new("p", "p50", Unit::Seconds, pair(&[50e-6], &[60e-6]))
+                .with_target(Target::RatioAtMost { ratio: 1.2 })
+                .with_remote(vec![4e-3], vec![]),
+            Row::new("t", "rate", Unit::PerSecond, pair(&[1000.0], &[900.0]))
+                .with_remote(vec![1200.0], vec![]),
+            Row::new("m", "peak", Unit::Bytes, pair(&[], &[10.0 * MIB]))
+                .without_ratio()
+                .with_remote(vec![], vec!["the server closed the connection".into()]),
+            Row::new("s", "stdio row", Unit::Seconds, pair(&[1e-3], &[2e-3])),
+        ];
+        assert_eq!(
+            table(&rows),
+            "measure     direct   bridged  ratio  target  met       mcp-remote  vs mcp-remote\n\
+             p50        50.0 µs   60.0 µs   1.20  ≤ 1.2×  yes          4.00 ms  met\n\
+             rate       1,000/s     900/s   0.90  -       -            1,200/s  not met\n\
+             peak             -  10.0 MiB      -  -       -    failed (1 of 1)  -\n\
+             stdio row  1.00 ms   2.00 ms   2.00  -       -                  -  -\n"
+        );
+        assert_eq!(
+            remote_summary(&rows).unwrap(),
+            "bridged better than mcp-remote: 1 of 3 (1 without a figure of mcp-remote: see the notes)\n"
+        );
+        assert_eq!(remote_summary(&rows[3..]), None);
     }
 
     #[test]

@@ -44,8 +44,20 @@ impl Session {
         argv: &[OsString],
         keep: usize,
     ) -> Result<Self, BenchError> {
+        Self::start_command_with_env(ctx, side, argv, &[], keep).await
+    }
+
+    /// [`start_command`](Self::start_command) with `env` added to the environment of
+    /// the process (mcp-remote in front of the fixture).
+    pub async fn start_command_with_env(
+        ctx: &Ctx,
+        side: Side,
+        argv: &[OsString],
+        env: &[(OsString, OsString)],
+        keep: usize,
+    ) -> Result<Self, BenchError> {
         let frames = Frames::new(side);
-        let mut conn = Conn::spawn(argv, ctx.stdio, keep)?;
+        let mut conn = Conn::spawn_with_env(argv, env, ctx.stdio, keep)?;
         conn.send(&[&frames.opening()]).await?;
         let reply = conn.result_of(0, OPENING_LIMIT).await?;
         let opening = reply.at.saturating_duration_since(conn.spawned_at);

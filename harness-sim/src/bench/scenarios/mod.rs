@@ -1,15 +1,17 @@
-//! One file per measurement of issue 8 (and of issues 14 and 17). Each returns its
+//! One file per measurement of issue 8 (and of issues 14, 17 and 20). Each returns its
 //! rows and notes.
 
 mod embedded;
 mod large;
 mod latency;
 mod list;
+mod remote_figures;
 mod soak;
 mod start;
 mod stop;
 mod throughput;
 mod url;
+mod url_soak;
 
 use super::embed_table::EmbedRow;
 use super::report::Row;
@@ -54,6 +56,7 @@ pub async fn measure(ctx: &Ctx, scenario: Scenario) -> Result<Measured, BenchErr
         Scenario::Stop => stop::measure(ctx).await?,
         Scenario::Url => url::measure(ctx).await?,
         Scenario::Soak => soak::measure(ctx).await?,
+        Scenario::UrlSoak => url_soak::measure(ctx).await?,
         Scenario::Embedded => {
             let (embedded, notes) = embedded::measure(ctx).await?;
             return Ok(Measured {
@@ -74,6 +77,13 @@ pub async fn small_calls(
     calls: usize,
     rate_calls: usize,
 ) -> Result<(f64, f64), BenchError> {
+    let p50 = sequential_p50(session, calls).await?;
+    let rate = rate(session, rate_calls).await?;
+    Ok((p50, rate))
+}
+
+/// `calls` sequential echo calls after [`LATENCY_WARMUP`]: their p50 in seconds.
+pub async fn sequential_p50(session: &mut Session, calls: usize) -> Result<f64, BenchError> {
     let echo = session.frames.echo();
     let mut line = Vec::new();
     for _ in 0..LATENCY_WARMUP {
@@ -84,7 +94,11 @@ pub async fn small_calls(
         let (_, time) = session.call(&echo, SHORT_TEXT, &mut line).await?;
         times.push(time.as_secs_f64());
     }
+    Ok(percentile(&times, 50.0).unwrap_or(f64::NAN))
+}
+
+/// `rate_calls` echo calls with 32 in flight after [`THROUGHPUT_WARMUP`]: calls per second.
+pub async fn rate(session: &mut Session, rate_calls: usize) -> Result<f64, BenchError> {
     throughput::window(session, THROUGHPUT_WARMUP).await?;
-    let rate = throughput::window(session, rate_calls).await?;
-    Ok((percentile(&times, 50.0).unwrap_or(f64::NAN), rate))
+    throughput::window(session, rate_calls).await
 }
