@@ -1,8 +1,10 @@
 //! The HTTP client of the URL form: rustls with the system's CA certificates and
-//! those of `--ca-file`, HTTP/2 where the server offers it, and the proxy of the
+//! those of `--ca-file` (the file's first: [`FileRootsFirst`]), HTTP/2 where the server offers it, and the proxy of the
 //! environment by the contract's rules (Q10).
 
+use super::trust::FileRootsFirst;
 use crate::upstream::ConnectError;
+use rustls::client::danger::ServerCertVerifier;
 use rustls_pki_types::CertificateDer;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,16 +49,18 @@ pub fn build(
     proxies: &ProxyEnvironment,
 ) -> Result<reqwest::Client, ConnectError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(
-        extra_roots.iter().cloned(),
-        provider.clone(),
-    )
-    .map_err(|error| ConnectError::Configuration(format!("the CA certificates: {error}")))?;
+    let ca_error =
+        |error: rustls::Error| ConnectError::Configuration(format!("the CA certificates: {error}"));
+    let verifier: Arc<dyn ServerCertVerifier> = if extra_roots.is_empty() {
+        Arc::new(rustls_platform_verifier::Verifier::new(provider.clone()).map_err(ca_error)?)
+    } else {
+        Arc::new(FileRootsFirst::new(extra_roots, provider.clone()).map_err(ca_error)?)
+    };
     let mut tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|error| ConnectError::Configuration(format!("TLS: {error}")))?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let mut builder = reqwest::Client::builder()

@@ -13,6 +13,7 @@ mod environment;
 mod exchange;
 pub mod headers;
 pub mod sse;
+mod trust;
 
 pub use client::{ProxyEnvironment, build as build_client, describe};
 
