@@ -14,6 +14,9 @@ pub const KEPT_BYTES: usize = 4096;
 /// The room of each read: large enough that a 64 MiB line takes few system calls.
 const READ_BYTES: usize = 256 * 1024;
 
+/// An empty read buffer above this size is released.
+const KEEP_BYTES: usize = 4 * READ_BYTES;
+
 /// One line of input.
 #[derive(Debug, PartialEq)]
 pub enum Line {
@@ -125,9 +128,14 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         line
     }
 
-    /// Forgets the pending bytes before `at`.
+    /// Forgets the pending bytes before `at`. An empty buffer that grew for a
+    /// long line (one over the limit, or one that was copied out) is released,
+    /// so that one large line does not keep its memory for the rest of the session.
     fn consume_to(&mut self, at: usize) {
         if at >= self.buffer.len() {
+            if self.buffer.capacity() > KEEP_BYTES {
+                self.buffer = Vec::new();
+            }
             self.buffer.clear();
             self.start = 0;
             self.searched = 0;
@@ -279,6 +287,25 @@ mod tests {
         input.extend(std::iter::repeat_n(b't', too_long));
         input.extend_from_slice(b"\nlast");
         input
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_leaves_no_large_buffer_behind() {
+        let mut input = vec![b'x'; 12 * READ_BYTES];
+        input.extend_from_slice(b"\nok\n");
+        let stream = Chunked {
+            bytes: input,
+            at: 0,
+            chunk: READ_BYTES,
+        };
+        let mut reader = LineReader::new(stream, 6 * READ_BYTES);
+        let first = reader.next_line().await.unwrap();
+        assert!(matches!(first, Some(Line::TooLong { length, .. }) if length == 12 * READ_BYTES));
+        assert!(reader.buffer.capacity() <= KEEP_BYTES);
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            Some(Line::Complete(b"ok".to_vec()))
+        );
     }
 
     /// The lines come out the same whatever the reads give, from 1 byte on. One
