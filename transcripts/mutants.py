@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The mutation score of the transcripts (issue 18, item 7).
+
+cargo-mutants lists the mutants of the bridge (`cargo mutants --list --json`);
+this script tests each one against the conformance run alone, which cargo-mutants
+cannot do by itself: its build step builds every test target of the mutated
+package, and its test step runs `cargo test`, while the transcripts need only the
+bridge executable. For each mutant, in the working tree it is started in:
+
+1. the replacement is written into the source file, at the span cargo-mutants gives;
+2. `cargo build -p mcp-bridge-vscode --bin mcp-bridge-vscode`: a failure makes the
+   mutant *unviable* (it does not compile, so no test can see it);
+3. `mcp-conformance run`: a failed transcript *catches* it, a clean run *misses* it,
+   and a run past the time limit is a *timeout* (caught, as cargo-mutants counts it);
+   the transcripts that fail run once more, and only a second failure counts;
+4. the file is restored.
+
+With `--bridge-tests`, each missed mutant is tested again by the bridge package's
+own tests (`cargo test -p mcp-bridge-vscode --lib --test in_process --test
+stdio_processes --test url_upstream`), which tells whether anything in the
+repository catches it.
+
+Run it from a checkout nobody edits (a git worktree), with its own target folder:
+the files are changed while it runs. It takes about a minute a mutant on 2 cores.
+
+    python3 transcripts/mutants.py --files 'bridge/src/notify/*.rs' --out /tmp/mutants
+    python3 transcripts/mutants.py --files 'bridge/src/rules/*.rs' 'bridge/src/session/*.rs' \
+        'bridge/src/notify/*.rs' --shard 0/8 --bridge-tests --out /tmp/mutants
+
+Every outcome is appended to OUT/outcomes.jsonl as it comes, so that an
+interrupted run can be resumed (`--resume` skips the mutants already there);
+OUT/summary.md is the table for docs/conformance.md.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+BUILD_LIMIT_S = 1800
+RUN_LIMIT_S = 300
+
+
+def list_mutants(files):
+    command = ["cargo", "mutants", "--list", "--json", "-p", "mcp-bridge-vscode"]
+    for pattern in files:
+        command += ["-f", pattern]
+    listed = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(listed.stdout)
+
+
+def apply(mutant):
+    """Writes the replacement over the mutant's span; returns the original text."""
+    path = Path(mutant["file"])
+    original = path.read_text()
+    lines = original.splitlines(keepends=True)
+    span = mutant["span"]
+    start_line, start_col = span["start"]["line"], span["start"]["column"]
+    end_line, end_col = span["end"]["line"], span["end"]["column"]
+    # Spans are 1-based, in characters, the end exclusive.
+    before = "".join(lines[: start_line - 1]) + lines[start_line - 1][: start_col - 1]
+    after = lines[end_line - 1][end_col - 1 :] + "".join(lines[end_line:])
+    path.write_text(before + mutant["replacement"] + after)
+    return original
+
+
+def run(command, limit, env=None):
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=limit, env=env
+        )
+        return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+    except subprocess.TimeoutExpired as expired:
+        out = (expired.stdout or b"").decode(errors="replace") if isinstance(
+            expired.stdout, bytes
+        ) else (expired.stdout or "")
+        return None, out, time.monotonic() - started
+
+
+def build():
+    return run(
+        ["cargo", "build", "-p", "mcp-bridge-vscode", "--bin", "mcp-bridge-vscode"],
+        BUILD_LIMIT_S,
+    )
+
+
+def conformance():
+    """The whole run; the transcripts that fail run once more, alone, and only
+    those that fail again count: a transcript of the sign-in with a real browser
+    can miss its time limit on a loaded machine."""
+    env = dict(os.environ)
+    env.pop("CARGO", None)
+    code, output, seconds = run(["target/debug/mcp-conformance", "run"], RUN_LIMIT_S, env)
+    failed = failed_transcripts(output)
+    if code == 0 or code is None or not failed:
+        return code, output, seconds
+    again = ["transcripts/" + name for name in failed]
+    code, output, more = run(["target/debug/mcp-conformance", "run", *again], RUN_LIMIT_S, env)
+    return code, output, seconds + more
+
+
+def failed_transcripts(output):
+    return [
+        line.split()[1]
+        for line in output.splitlines()
+        if line.startswith("FAILED ") and len(line.split()) > 1
+    ]
+
+
+def bridge_tests():
+    return run(
+        [
+            "cargo", "test", "-p", "mcp-bridge-vscode", "--lib",
+            "--test", "in_process", "--test", "stdio_processes", "--test", "url_upstream",
+        ],
+        BUILD_LIMIT_S + RUN_LIMIT_S * 4,
+    )
+
+
+def test_one(mutant, with_bridge_tests):
+    original = apply(mutant)
+    try:
+        code, output, build_s = build()
+        outcome = {"name": mutant["name"], "file": mutant["file"], "build_s": round(build_s)}
+        if code != 0:
+            outcome["outcome"] = "unviable" if code is not None else "build timeout"
+            return outcome
+        code, output, run_s = conformance()
+        outcome["run_s"] = round(run_s)
+        if code is None:
+            outcome["outcome"] = "timeout"
+        elif code != 0:
+            outcome["outcome"] = "caught"
+            outcome["by"] = failed_transcripts(output)[:5]
+        else:
+            outcome["outcome"] = "missed"
+            if with_bridge_tests:
+                code, output, _ = bridge_tests()
+                outcome["bridge_tests"] = "caught" if code != 0 else "missed"
+        return outcome
+    finally:
+        Path(mutant["file"]).write_text(original)
+
+
+def folder_of(file):
+    parts = Path(file).parts
+    return "/".join(parts[:3]) + "/" if len(parts) > 3 else file
+
+
+ALSO_BRIDGE = "missed, caught by the bridge's tests"
+
+
+def summary(outcomes, shard, total_listed):
+    by_folder = defaultdict(Counter)
+    for outcome in outcomes:
+        by_folder[folder_of(outcome["file"])][outcome["outcome"]] += 1
+        if "bridge_tests" in outcome:
+            by_folder[folder_of(outcome["file"])][ALSO_BRIDGE] += (
+                outcome["bridge_tests"] == "caught"
+            )
+    lines = [
+        f"Mutants listed: {total_listed}; tested: {len(outcomes)} (shard {shard}).",
+        "",
+        "| folder | tested | caught | timeout | missed | unviable | score (caught+timeout)/(viable) | missed but caught by the bridge's tests |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for folder in sorted(by_folder):
+        c = by_folder[folder]
+        viable = c["caught"] + c["timeout"] + c["missed"]
+        score = f"{100 * (c['caught'] + c['timeout']) / viable:.0f}%" if viable else "-"
+        lines.append(
+            f"| `{folder}` | {sum(c[k] for k in ('caught', 'timeout', 'missed', 'unviable', 'build timeout'))} "
+            f"| {c['caught']} | {c['timeout']} | {c['missed']} | {c['unviable']} | {score} "
+            f"| {c[ALSO_BRIDGE]} |"
+        )
+    lines += ["", "Missed:", ""]
+    for outcome in outcomes:
+        if outcome["outcome"] == "missed":
+            extra = f" (the bridge's tests: {outcome['bridge_tests']})" if "bridge_tests" in outcome else ""
+            lines.append(f"- `{outcome['name']}`{extra}")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", nargs="+", required=True, help="globs of source files")
+    parser.add_argument("--shard", default="0/1", help="K/N: every N-th mutant from the K-th")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--bridge-tests", action="store_true")
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    k, n = (int(part) for part in args.shard.split("/"))
+    mutants = list_mutants(args.files)
+    chosen = [m for index, m in enumerate(mutants) if index % n == k]
+    args.out.mkdir(parents=True, exist_ok=True)
+    record = args.out / "outcomes.jsonl"
+    done = {}
+    if args.resume and record.exists():
+        done = {json.loads(line)["name"]: json.loads(line) for line in record.read_text().splitlines()}
+    elif record.exists():
+        record.unlink()
+    code, output, _ = build()
+    if code != 0:
+        sys.exit("the unmutated bridge does not build:\n" + output[-3000:])
+    code, output, _ = conformance()
+    if code != 0:
+        sys.exit("the conformance run fails on the unmutated bridge:\n" + output[-3000:])
+    outcomes = [done[m["name"]] for m in chosen if m["name"] in done]
+    for number, mutant in enumerate(chosen, 1):
+        if mutant["name"] in done:
+            continue
+        outcome = test_one(mutant, args.bridge_tests)
+        outcomes.append(outcome)
+        with record.open("a") as out:
+            out.write(json.dumps(outcome) + "\n")
+        print(f"[{number}/{len(chosen)}] {outcome['outcome']}: {mutant['name']}", flush=True)
+        (args.out / "summary.md").write_text(summary(outcomes, args.shard, len(mutants)))
+    # The tree is restored: build the bridge it holds again.
+    build()
+    (args.out / "summary.md").write_text(summary(outcomes, args.shard, len(mutants)))
+    print((args.out / "summary.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
