@@ -36,6 +36,9 @@ pub fn catalog(config: &Config) -> Catalog {
         {
             spec.tool.icons = Some(three_scheme_icons("echo"));
         }
+        for spec in &mut catalog.resources {
+            spec.resource.icons = Some(three_scheme_icons("resource"));
+        }
     }
     catalog
 }
