@@ -1,9 +1,8 @@
 //! The hot path of a tools/call result (R8, O10, R5): the link read the line one
 //! level deep ([`ResultLine`]); the result is edited by the same rules and written
 //! out from its members' text, without a tree of its content and without a copy of
-//! the members that stay as they came. Any other result,
-//! and one that the rules must see whole, becomes a tree built from the same
-//! members' text.
+//! the members that stay as they came. Any other result, and one that the rules
+//! must see whole, becomes a tree built from the same members' text.
 
 use super::Session;
 use super::forward::log_round;

@@ -470,7 +470,7 @@ mod tests {
         Outgoing::Request {
             id: 8,
             method: "tools/call".into(),
-            params: Arc::new(call_params.unwrap().into_owned()),
+            params: Arc::new(call_params.unwrap()),
             meta: RequestMeta::shared_only(&shared),
         }
         .encode_into(&mut out);

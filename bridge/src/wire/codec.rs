@@ -1,8 +1,6 @@
-//! Newline-delimited JSON over a byte stream, with a limit on the length of a line.
-//!
-//! A line over the limit is not kept: the reader keeps only its first and last bytes,
-//! so that the id of the request can still be recovered for the error response
-//! (`line_too_long`), and skips the rest up to the next newline.
+//! Newline-delimited JSON over a byte stream: the line writer, the parse of a line,
+//! and the recovery of the id of a line that is not a frame. The reader, with the
+//! limit on the length of a line, is `line_reader`.
 
 use super::pieces::{self, Encode, Pieces, Sink};
 use serde_json::Value;
@@ -116,12 +114,8 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     }
 }
 
-/// Appends one frame and its newline. serde_json escapes every control character
-/// inside strings, so the frame never holds a newline of its own.
-pub fn encode_into(frame: &Value, out: &mut Vec<u8>) {
-    frame.encode(out);
-}
-
+/// One frame and its newline. serde_json escapes every control character inside
+/// strings, so the frame never holds a newline of its own.
 impl Encode for Value {
     fn encode<'f>(&'f self, out: &mut impl Sink<'f>) {
         // Writing into a buffer cannot fail, and a Value always serializes.
@@ -273,7 +267,7 @@ mod tests {
     #[test]
     fn encoded_frames_are_one_line() {
         let mut out = Vec::new();
-        encode_into(&json!({"text": "a\nb\r\u{2028}"}), &mut out);
+        json!({"text": "a\nb\r\u{2028}"}).encode(&mut out);
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
         assert_eq!(out.last(), Some(&b'\n'));
     }

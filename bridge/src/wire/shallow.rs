@@ -69,17 +69,6 @@ impl<'a> ShallowObject<'a> {
             .collect()
     }
 
-    /// The object with its own copy of every member.
-    pub fn into_owned(self) -> ShallowObject<'static> {
-        ShallowObject {
-            members: self
-                .members
-                .into_iter()
-                .map(|(name, value)| (Cow::Owned(name.into_owned()), value.into_owned()))
-                .collect(),
-        }
-    }
-
     /// The object with an owner of its own: the values that are part of `line`
     /// become ranges of it, without a copy (a large argument or result stays where
     /// it was read); the names and any other value are copied.

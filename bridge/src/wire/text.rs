@@ -32,15 +32,6 @@ impl<'a> Text<'a> {
             Self::Shared(line, range) => Text::Shared(line, range),
         }
     }
-
-    /// The text with its own copy when it is borrowed.
-    pub fn into_owned(self) -> Text<'static> {
-        match self {
-            Self::Borrowed(text) => Text::Owned(text.to_owned()),
-            Self::Owned(text) => Text::Owned(text),
-            Self::Shared(line, range) => Text::Shared(line, range),
-        }
-    }
 }
 
 /// The range of `part` in `line` when `part` is a slice of it.

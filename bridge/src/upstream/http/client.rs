@@ -1,6 +1,6 @@
 //! The HTTP client of the URL form: rustls with the system's CA certificates and
-//! those of `--ca-file` (the file's first: [`FileRootsFirst`]), HTTP/2 where the server offers it, and the proxy of the
-//! environment by the contract's rules (Q10).
+//! those of `--ca-file` (the file's first: [`FileRootsFirst`]), HTTP/2 where the
+//! server offers it, and the proxy of the environment by the contract's rules (Q10).
 
 use super::trust::FileRootsFirst;
 use crate::upstream::ConnectError;
