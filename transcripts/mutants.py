@@ -10,7 +10,8 @@ bridge executable. For each mutant, in the working tree it is started in:
 1. the replacement is written into the source file, at the span cargo-mutants gives;
 2. `cargo build -p mcp-bridge-vscode --bin mcp-bridge-vscode`: a failure makes the
    mutant *unviable* (it does not compile, so no test can see it);
-3. `mcp-conformance run`: a failed transcript *catches* it, a clean run *misses* it,
+3. `mcp-conformance run --fail-fast`: a failed transcript *catches* it (no other
+   transcript starts after it), a clean run *misses* it,
    and a run past the time limit is a *timeout* (caught, as cargo-mutants counts it);
    the transcripts that fail run once more, and only a second failure counts;
 4. the file is restored.
@@ -29,7 +30,8 @@ the files are changed while it runs. It takes about a minute a mutant on 2 cores
 
 Every outcome is appended to OUT/outcomes.jsonl as it comes, so that an
 interrupted run can be resumed (`--resume` skips the mutants already there);
-OUT/summary.md is the table for docs/conformance.md.
+OUT/summary.md is the table for docs/conformance.md. While the file named by
+`--pause-file` exists, no new mutant starts (a benchmark wants a quiet machine).
 """
 
 import argparse
@@ -95,7 +97,9 @@ def conformance():
     can miss its time limit on a loaded machine."""
     env = dict(os.environ)
     env.pop("CARGO", None)
-    code, output, seconds = run(["target/debug/mcp-conformance", "run"], RUN_LIMIT_S, env)
+    code, output, seconds = run(
+        ["target/debug/mcp-conformance", "run", "--fail-fast"], RUN_LIMIT_S, env
+    )
     failed = failed_transcripts(output)
     if code == 0 or code is None or not failed:
         return code, output, seconds
@@ -193,6 +197,7 @@ def main():
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--bridge-tests", action="store_true")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--pause-file", type=Path, help="no mutant starts while it exists")
     args = parser.parse_args()
     k, n = (int(part) for part in args.shard.split("/"))
     mutants = list_mutants(args.files)
@@ -214,6 +219,8 @@ def main():
     for number, mutant in enumerate(chosen, 1):
         if mutant["name"] in done:
             continue
+        while args.pause_file and args.pause_file.exists():
+            time.sleep(5)
         outcome = test_one(mutant, args.bridge_tests)
         outcomes.append(outcome)
         with record.open("a") as out:

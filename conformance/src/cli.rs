@@ -1,7 +1,7 @@
 //! The command line of `mcp-conformance`.
 //!
 //! ```text
-//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--jobs N] [--dir DIR] [FILES...]
+//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--jobs N] [--fail-fast] [--dir DIR] [FILES...]
 //! mcp-conformance replay FILE
 //! mcp-conformance contract --run RUN.json  (prints docs/contract.md)
 //! mcp-conformance relay PORT TOKEN        (the bridge's upstream command; not for people)
@@ -76,6 +76,9 @@ struct RunArgs {
     /// How many transcripts run at the same time.
     #[arg(long)]
     jobs: Option<usize>,
+    /// Start no other transcript after the first failure, the fast ones first.
+    #[arg(long)]
+    fail_fast: bool,
     /// The transcripts folder.
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -154,7 +157,11 @@ async fn run(args: RunArgs) -> i32 {
         eprintln!("mcp-conformance: {message}");
         return 2;
     }
-    let outcomes = suite::run_all(loaded, env, args.jobs.unwrap_or_else(suite::default_jobs)).await;
+    let plan = suite::RunPlan {
+        jobs: args.jobs.unwrap_or_else(suite::default_jobs),
+        fail_fast: args.fail_fast,
+    };
+    let outcomes = suite::run_all(loaded, env, plan).await;
     let matrix = Matrix::build(
         &catalog,
         &outcomes,

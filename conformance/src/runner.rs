@@ -29,17 +29,10 @@ const FINAL_STOP: Duration = Duration::from_secs(10);
 pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
     let started = Instant::now();
     if transcript.header.needs_test_faults && !env.bins.bridge_has_test_faults() {
-        return Outcome {
-            display: transcript.display.clone(),
-            name: transcript.header.name.clone(),
-            items: transcript.header.items.clone(),
-            milestone: transcript.header.milestone.clone(),
-            failures: Vec::new(),
-            elapsed_ms: 0,
-            context: None,
-            skipped: Some("it needs the test faults of a debug build of the bridge".into()),
-            credits_items: credits_items(transcript),
-        };
+        return not_run(
+            transcript,
+            "it needs the test faults of a debug build of the bridge",
+        );
     }
     let (failures, context) = match &transcript.body {
         Body::Steps(steps) => match Run::start(transcript, env).await {
@@ -63,6 +56,21 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
         elapsed_ms: started.elapsed().as_millis(),
         context,
         skipped: None,
+        credits_items: credits_items(transcript),
+    }
+}
+
+/// The outcome of a transcript that did not run, and why: never a pass.
+pub fn not_run(transcript: &Transcript, why: &str) -> Outcome {
+    Outcome {
+        display: transcript.display.clone(),
+        name: transcript.header.name.clone(),
+        items: transcript.header.items.clone(),
+        milestone: transcript.header.milestone.clone(),
+        failures: Vec::new(),
+        elapsed_ms: 0,
+        context: None,
+        skipped: Some(why.into()),
         credits_items: credits_items(transcript),
     }
 }

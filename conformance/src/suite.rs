@@ -7,6 +7,7 @@ use crate::outcome::{Failure, Outcome};
 use crate::runner::{self, Env};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How many transcripts run at the same time: each is a bridge and a relay (and
 /// a fixture), mostly waiting; a few wait on purpose for seconds (the watchdog,
@@ -108,17 +109,35 @@ fn expected_wait_ms(loaded: &Loaded) -> u64 {
         .sum()
 }
 
-/// Runs the transcripts, `jobs` at a time, the slow ones first; the outcomes keep
-/// the input order.
-pub async fn run_all(loaded: Vec<Loaded>, env: Env, jobs: usize) -> Vec<Outcome> {
-    let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
+/// How a set of transcripts runs.
+#[derive(Debug, Clone, Copy)]
+pub struct RunPlan {
+    /// How many transcripts run at the same time.
+    pub jobs: usize,
+    /// After the first failure no other transcript starts (those running end);
+    /// the fast ones start first, so that a failure is known soon. For a search
+    /// such as the mutation score, where one failure is the whole answer.
+    pub fail_fast: bool,
+}
+
+const NOT_RUN_AFTER_FAILURE: &str = "not run: an earlier transcript failed (--fail-fast)";
+
+/// Runs the transcripts, `jobs` at a time, the slow ones first (the fast ones
+/// with `fail_fast`); the outcomes keep the input order.
+pub async fn run_all(loaded: Vec<Loaded>, env: Env, plan: RunPlan) -> Vec<Outcome> {
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(plan.jobs.max(1)));
     let env = Arc::new(env);
+    let one_failed = Arc::new(AtomicBool::new(false));
     let mut order: Vec<(usize, u64)> = loaded
         .iter()
         .enumerate()
         .map(|(index, entry)| (index, expected_wait_ms(entry)))
         .collect();
-    order.sort_by_key(|(index, wait)| (std::cmp::Reverse(*wait), *index));
+    if plan.fail_fast {
+        order.sort_by_key(|(index, wait)| (*wait, *index));
+    } else {
+        order.sort_by_key(|(index, wait)| (std::cmp::Reverse(*wait), *index));
+    }
     let mut entries: Vec<Option<Loaded>> = loaded.into_iter().map(Some).collect();
     let mut handles: Vec<Option<tokio::task::JoinHandle<Outcome>>> =
         entries.iter().map(|_| None).collect();
@@ -128,16 +147,24 @@ pub async fn run_all(loaded: Vec<Loaded>, env: Env, jobs: usize) -> Vec<Outcome>
         };
         let semaphore = semaphore.clone();
         let env = env.clone();
+        let one_failed = one_failed.clone();
         // Each task takes its permit in the order of the spawns.
         let permit = semaphore.acquire_owned();
         handles[index] = Some(tokio::spawn(async move {
-            match entry {
+            let outcome = match entry {
                 Err(outcome) => *outcome,
                 Ok(transcript) => {
                     let _permit = permit.await;
+                    if plan.fail_fast && one_failed.load(Ordering::Relaxed) {
+                        return runner::not_run(&transcript, NOT_RUN_AFTER_FAILURE);
+                    }
                     runner::run(&transcript, &env).await
                 }
+            };
+            if outcome.failed() {
+                one_failed.store(true, Ordering::Relaxed);
             }
+            outcome
         }));
     }
     let handles = handles.into_iter().flatten();

@@ -106,7 +106,14 @@ fn main() {
                 return Err("no M1 transcript scripts a nextCursor: null".into());
             }
             let loaded = m1.iter().cloned().map(Ok).collect();
-            let outcomes = runtime().block_on(suite::run_all(loaded, env, suite::default_jobs()));
+            let outcomes = runtime().block_on(suite::run_all(
+                loaded,
+                env,
+                suite::RunPlan {
+                    jobs: suite::default_jobs(),
+                    fail_fast: false,
+                },
+            ));
             let failed: Vec<&Outcome> = outcomes.iter().filter(|o| !o.passed()).collect();
             let names: Vec<String> = failed.iter().map(|o| o.display.clone()).collect();
             if names != expected {
