@@ -38,6 +38,7 @@ OUT/summary.md is the table for docs/conformance.md. While the file named by
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -198,6 +199,8 @@ def summary(outcomes, shard, total_listed):
 
 
 def main():
+    # A stop (kill, Ctrl-C) ends inside `test_one`, whose `finally` restores the file.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", nargs="+", required=True, help="globs of source files")
     parser.add_argument("--shard", default="0/1", help="K/N: every N-th mutant from the K-th")
