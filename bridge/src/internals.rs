@@ -21,7 +21,7 @@ pub mod notify {
 pub mod rules {
     pub use crate::rules::{
         FORWARDED_METHODS, SERVER_INFO_KEY, capabilities, errors, initialize, input, meta,
-        progress, results, schema_repair,
+        progress, results, schema_repair, tools_list,
     };
 }
 

@@ -270,6 +270,12 @@ const RELAYS: &[Relay] = &[
         sources: &[Source::Body("rules/schema_repair.rs", "pub fn log_line(")],
     },
     Relay {
+        file: "session/pass_through.rs",
+        scope: "bridge",
+        level: "info",
+        sources: &[Source::Body("rules/schema_repair.rs", "pub fn log_line(")],
+    },
+    Relay {
         file: "session/lifecycle.rs",
         scope: "bridge",
         level: "warning",

@@ -25,6 +25,7 @@ use mcp_bridge_vscode::internals::rules::results::{
 use mcp_bridge_vscode::internals::rules::schema_repair::{
     MAX_SCHEMA_DEPTH, SchemaFix, is_falsy_in_javascript, repair_array_items,
 };
+use mcp_bridge_vscode::internals::rules::tools_list::shape_tools_list_shallow;
 use mcp_bridge_vscode::internals::rules::{SERVER_INFO_KEY, errors, meta, progress};
 use mcp_bridge_vscode::internals::wire::codec::recover_id;
 use mcp_bridge_vscode::internals::wire::shallow::ShallowObject;
@@ -401,6 +402,43 @@ fn schema() -> impl Strategy<Value = Value> {
     })
 }
 
+/// A tools/list result: tools with generated schemas (or other values), and
+/// the members that R4 and R8 edit.
+fn tools_list_result() -> impl Strategy<Value = Map<String, Value>> {
+    let tool = prop_oneof![
+        4 => (
+            prop::sample::select(vec!["t", "t\u{e9}", "", "a/b"]),
+            prop::option::of(schema()),
+            prop::option::of(prop_oneof![schema(), json_value()]),
+            json_object(),
+        )
+            .prop_map(|(name, input, output, mut extra)| {
+                extra.insert("name".into(), name.into());
+                if let Some(input) = input {
+                    extra.insert("inputSchema".into(), input);
+                }
+                if let Some(output) = output {
+                    extra.insert("outputSchema".into(), output);
+                }
+                Value::Object(extra)
+            }),
+        1 => json_value(),
+    ];
+    (
+        prop::option::of(prop_oneof![
+            prop::collection::vec(tool, 0..5).prop_map(Value::Array),
+            json_value()
+        ]),
+        json_object(),
+    )
+        .prop_map(|(tools, mut result)| {
+            if let Some(tools) = tools {
+                result.insert("tools".into(), tools);
+            }
+            result
+        })
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
@@ -434,7 +472,8 @@ proptest! {
         let mut shallow = ShallowObject::parse(&text).unwrap();
         let structured = result.get("structuredContent").is_some_and(|s| !s.is_null());
         match shape_call_result_shallow(&mut shallow) {
-            ShallowShape::Shaped => {
+            ShallowShape::Shaped(fixes) => {
+                prop_assert!(fixes.is_empty());
                 prop_assert_eq!(result_kind(&result), ResultKind::Complete);
                 prop_assert!(check_result_shape("tools/call", &result).is_ok());
                 prop_assert!(!structured);
@@ -449,6 +488,34 @@ proptest! {
             }
             ShallowShape::NeedsTree => {
                 prop_assert!(structured || result_kind(&result) != ResultKind::Complete);
+            }
+        }
+    }
+
+    /// The tools/list read one level deep (R4, R6, R8) gives VS Code the result and
+    /// the Output-channel fixes of the full path, or leaves the result to it.
+    #[test]
+    fn the_shallow_tools_list_equals_the_shaped_tree_or_takes_the_tree(
+        result in tools_list_result(),
+    ) {
+        let text = Value::Object(result.clone()).to_string();
+        let mut shallow = ShallowObject::parse(&text).unwrap();
+        match shape_tools_list_shallow(&mut shallow) {
+            ShallowShape::Shaped(fixes) => {
+                prop_assert_eq!(result_kind(&result), ResultKind::Complete);
+                prop_assert!(check_result_shape("tools/list", &result).is_ok());
+                let mut shaped = result.clone();
+                let tree_fixes = shape_result("tools/list", &mut shaped);
+                let passed: Value = serde_json::from_str(&shallow.to_json()).unwrap();
+                prop_assert_eq!(passed, Value::Object(shaped));
+                prop_assert_eq!(fixes, tree_fixes);
+            }
+            ShallowShape::Invalid(detail) => {
+                prop_assert_eq!(result_kind(&result), ResultKind::Complete);
+                prop_assert_eq!(check_result_shape("tools/list", &result), Err(detail));
+            }
+            ShallowShape::NeedsTree => {
+                prop_assert!(result_kind(&result) != ResultKind::Complete);
             }
         }
     }

@@ -13,6 +13,7 @@ pub mod meta;
 pub mod progress;
 pub mod results;
 pub mod schema_repair;
+pub mod tools_list;
 
 /// The revision that the bridge speaks to VS Code.
 pub const CLIENT_PROTOCOL_VERSION: &str = "2025-11-25";

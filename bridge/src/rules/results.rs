@@ -100,11 +100,12 @@ pub enum ShapeError {
     },
 }
 
-/// What [`shape_call_result_shallow`] did.
+/// What [`shape_call_result_shallow`] (or
+/// [`shape_tools_list_shallow`](super::tools_list::shape_tools_list_shallow)) did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ShallowShape {
-    /// The result is ready for VS Code.
-    Shaped,
+    /// The result is ready for VS Code; the schema fixes for the Output channel (R6).
+    Shaped(Vec<ToolSchemaFix>),
     /// Not a complete result, or one with `structuredContent`: the rules need
     /// the whole tree, so the result goes the way of every other.
     NeedsTree,
@@ -135,6 +136,12 @@ pub fn shape_call_result_shallow(result: &mut ShallowObject<'_>) -> ShallowShape
         Some(_) => {}
         None => result.insert_json("content", Cow::Borrowed("[]")),
     }
+    strip_modern_members_shallow(result);
+    ShallowShape::Shaped(Vec::new())
+}
+
+/// [`strip_modern_members`] on a result read one level deep (R8, O10).
+pub(super) fn strip_modern_members_shallow(result: &mut ShallowObject<'_>) {
     // `None`: no `_meta` object; `Some(None)`: one that becomes empty.
     let edited_meta = result
         .get("_meta")
@@ -149,7 +156,6 @@ pub fn shape_call_result_shallow(result: &mut ShallowObject<'_>) -> ShallowShape
         Some(None) => result.retain(|name| name != "_meta"),
         Some(Some(meta)) => result.insert_json("_meta", Cow::Owned(meta)),
     }
-    ShallowShape::Shaped
 }
 
 /// Shapes a complete upstream result of `method` for VS Code, in place.
@@ -266,7 +272,7 @@ mod tests {
             let mut shallow = ShallowObject::parse(case).unwrap();
             assert_eq!(
                 shape_call_result_shallow(&mut shallow),
-                ShallowShape::Shaped,
+                ShallowShape::Shaped(Vec::new()),
                 "{case}"
             );
             let (tree, fixes) = shaped("tools/call", serde_json::from_str(case).unwrap());

@@ -1,7 +1,7 @@
 //! JSON text read without a tree.
 //!
-//! Two readers: [`object_members`] reads a whole JSON object one level deep in
-//! one pass, and [`head`] reads the ends of an object whose text is cut (the
+//! Three readers: [`object_members`] reads a whole JSON object one level deep in
+//! one pass, [`array_items`] does the same for an array, and [`head`] reads the ends of an object whose text is cut (the
 //! id of a line over a size limit).
 //!
 //! A bridge that passes JSON-RPC lines through looks only at the envelope (`id`,
@@ -133,6 +133,40 @@ fn object<'a>(
             return None;
         }
     }
+}
+
+/// `text` as one JSON array read one level deep: the JSON text of each item in
+/// order (sub-slices of the input, no surrounding whitespace). `None` unless
+/// `text` is one JSON array, with only JSON whitespace around it, that
+/// `serde_json::from_str::<&RawValue>` accepts and that nests at most
+/// `max_depth` levels (`[]` is one level, `[{}]` two).
+pub fn array_items(text: &str, max_depth: usize) -> Option<Vec<&str>> {
+    let mut scan = Scanner::new(text);
+    scan.skip_whitespace();
+    if !scan.eat(b'[') {
+        return None;
+    }
+    let item_depth = max_depth.checked_sub(1)?;
+    let mut items = Vec::new();
+    scan.skip_whitespace();
+    if !scan.eat(b']') {
+        loop {
+            let item_start = scan.at();
+            scan.value(item_depth)?;
+            // Both ends sit next to ASCII bytes, so they are char boundaries.
+            items.push(text.get(item_start..scan.at())?);
+            scan.skip_whitespace();
+            if scan.eat(b',') {
+                scan.skip_whitespace();
+            } else if scan.eat(b']') {
+                break;
+            } else {
+                return None;
+            }
+        }
+    }
+    scan.skip_whitespace();
+    scan.at_end().then_some(items)
 }
 
 /// The levels of nesting of `text`, which must be valid JSON (as returned in

@@ -3,8 +3,8 @@
 #[path = "../tests/oracle/mod.rs"]
 mod oracle;
 
-use crate::{Member, nesting, object_members, object_members_with_inner};
-use oracle::{serde_members, value_depth};
+use crate::{Member, array_items, nesting, object_members, object_members_with_inner};
+use oracle::{serde_items, serde_members, value_depth};
 use std::borrow::Cow;
 
 /// The members as (key, value) pairs, to compare with serde_json's.
@@ -413,4 +413,31 @@ fn an_inner_object_is_read_in_the_same_pass() {
     // A lone surrogate in an inner key: the text cannot be read.
     assert!(object_members_with_inner(r#"{"result":{"\ud800":1}}"#, 9, "result").is_none());
     assert!(object_members(r#"{"result":{"\ud800":1}}"#, 9).is_some());
+}
+
+#[test]
+fn arrays_are_read_one_level_deep() {
+    for (text, items) in [
+        ("[]", vec![]),
+        (" [ ] ", vec![]),
+        ("[1]", vec!["1"]),
+        (
+            "[ {\"a\": [1, 2]} ,\"s\",null ]\n",
+            vec!["{\"a\": [1, 2]}", "\"s\"", "null"],
+        ),
+        ("[[],{}]", vec!["[]", "{}"]),
+    ] {
+        assert_eq!(array_items(text, usize::MAX), Some(items.clone()), "{text}");
+        let expected: Vec<String> = items.iter().map(|item| item.to_string()).collect();
+        assert_eq!(serde_items(text), Some(expected), "{text}");
+    }
+    for text in [
+        "", "{}", "[1,]", "[,1]", "[1 2]", "[1]]", "[1] x", "[", "[\"a]", "1",
+    ] {
+        assert_eq!(array_items(text, usize::MAX), None, "{text}");
+        assert_eq!(serde_items(text), None, "{text}");
+    }
+    assert!(array_items("[[1]]", 2).is_some());
+    assert!(array_items("[[1]]", 1).is_none());
+    assert!(array_items("[]", 0).is_none());
 }

@@ -3,8 +3,8 @@
 
 mod oracle;
 
-use json_shallow::{Member, nesting, object_members, object_members_with_inner};
-use oracle::{serde_members, value_depth};
+use json_shallow::{Member, array_items, nesting, object_members, object_members_with_inner};
+use oracle::{serde_items, serde_members, value_depth};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -264,6 +264,21 @@ proptest! {
     fn members_agree_with_serde_json(text in any_text()) {
         let ours = object_members(&text, 1000);
         prop_assert_eq!(ours.as_deref().map(pairs), serde_members(&text), "text {:?}", text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// (a') An array of the same texts, or a text alone, is read as serde_json
+    /// reads its items.
+    #[test]
+    fn items_agree_with_serde_json(first in any_text(), second in any_text()) {
+        for text in [format!("[{first}, {second}]"), format!(" [ {first} ] "), first.clone()] {
+            let ours = array_items(&text, 1000)
+                .map(|items| items.into_iter().map(str::to_owned).collect::<Vec<_>>());
+            prop_assert_eq!(ours, serde_items(&text), "text {:?}", text);
+        }
     }
 }
 

@@ -60,6 +60,26 @@ pub fn serde_members(text: &str) -> Option<Vec<(String, String)>> {
     )
 }
 
+/// What `array_items(text, usize::MAX)` must return according to serde_json:
+/// `Some` when `text` is a `&RawValue` that starts with `[` after whitespace;
+/// then the text of each item, in order.
+pub fn serde_items(text: &str) -> Option<Vec<String>> {
+    let is_raw_value = serde_json::from_str::<&RawValue>(text).is_ok();
+    let is_array = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('[');
+    let items = serde_json::from_str::<Vec<&RawValue>>(text).ok();
+    assert!(
+        items.is_none() || (is_raw_value && is_array),
+        "serde_json reads items from a text it refuses as a raw value: {text:?}"
+    );
+    if !(is_raw_value && is_array) {
+        return None;
+    }
+    // A raw value whose items a `Vec` cannot hold has none here either.
+    Some(items?.iter().map(|item| item.get().to_owned()).collect())
+}
+
 /// The levels of nesting of a value: 0 for a scalar, 1 for `[]` or `{}`.
 pub fn value_depth(value: &Value) -> usize {
     match value {
