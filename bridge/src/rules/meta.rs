@@ -121,7 +121,10 @@ pub fn request_meta(
         member(LOG_LEVEL_KEY, Value::from(level).to_string().as_bytes());
     }
     if let Some(token) = progress_token {
-        member(PROGRESS_TOKEN_KEY, token.to_string().as_bytes());
+        member(
+            PROGRESS_TOKEN_KEY,
+            itoa::Buffer::new().format(token).as_bytes(),
+        );
     }
     for (key, value) in client_meta.into_iter().flat_map(ShallowObject::iter) {
         if passes_upstream(key) {
