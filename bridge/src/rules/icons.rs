@@ -7,6 +7,14 @@ use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
 
+/// Whether [`result_data_icons_only`] may change a result whose whole JSON text
+/// is `json`: only when the text names `icons`, or has a `\u` escape that could
+/// spell the name. The rest of a URL upstream's results needs no tree for O10.
+pub fn may_hold_icons(json: &str) -> bool {
+    let bytes = json.as_bytes();
+    memchr::memmem::find(bytes, b"icons").is_some() || memchr::memmem::find(bytes, b"\\u").is_some()
+}
+
 /// Keeps only the `data:` icons of an `icons` array (O10, M4).
 fn keep_data_icons(owner: &mut Object) {
     if let Some(Value::Array(icons)) = owner.get_mut("icons") {
@@ -72,6 +80,32 @@ mod tests {
         "file:///i.png",
         "DATA:image/png;base64,BB",
     ];
+
+    #[test]
+    fn a_result_whose_text_names_no_icons_has_none_to_drop() {
+        for (text, holds) in [
+            (r#"{"content":[{"type":"text","text":"x"}]}"#, false),
+            (
+                r#"{"content":[{"type":"resource_link","uri":"u","name":"n","icons":[]}]}"#,
+                true,
+            ),
+            (
+                r#"{"content":[{"type":"resource_link","uri":"u","name":"n","ic\u006fns":[]}]}"#,
+                true,
+            ),
+            (r#"{"content":[{"type":"text","text":"caf\u00e9"}]}"#, true),
+        ] {
+            assert_eq!(may_hold_icons(text), holds, "{text}");
+            if !holds {
+                let mut result: Object = serde_json::from_str(text).unwrap();
+                let before = result.clone();
+                for method in ["tools/call", "tools/list", "resources/read", "prompts/get"] {
+                    result_data_icons_only(method, &mut result);
+                    assert_eq!(result, before, "{method} {text}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn o10_m4_only_data_icons_reach_vscode_from_a_url_upstream() {

@@ -9,6 +9,7 @@ use super::Session;
 use super::forward::log_round;
 use super::table::Pending;
 use crate::log::BRIDGE;
+use crate::rules::icons::may_hold_icons;
 use crate::rules::results::{ShallowShape, shape_call_result_shallow};
 use crate::rules::tools_list::shape_tools_list_shallow;
 use crate::wire::raw::{ResultLine, Unreadable};
@@ -24,8 +25,8 @@ impl Session {
     /// A clean response of the upstream: passed on from its text when it is a
     /// complete tools/call result, else handled as a message with its tree.
     pub(super) async fn on_result_line(&mut self, line: ResultLine) {
-        // The icons of a URL upstream need the tree (O10, M4).
-        if !self.data_icons_only
+        // The icons of a URL upstream are dropped in the tree (O10, M4).
+        if !(self.data_icons_only && may_hold_icons(line.shared_line()))
             && let Some(method) = self.passed_method(line.id())
             && self.pass(&line, method).await
         {
