@@ -109,6 +109,23 @@ fn expected_wait_ms(loaded: &Loaded) -> u64 {
         .sum()
 }
 
+/// The indexes of `loaded` in the order their runs start: the slow ones first,
+/// so that the run ends sooner; with `fail_fast` the fast ones first, so that a
+/// failure is known sooner. Ties keep the order of the input.
+fn start_order(loaded: &[Loaded], fail_fast: bool) -> Vec<usize> {
+    let mut order: Vec<(usize, u64)> = loaded
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| (index, expected_wait_ms(entry)))
+        .collect();
+    if fail_fast {
+        order.sort_by_key(|(index, wait)| (*wait, *index));
+    } else {
+        order.sort_by_key(|(index, wait)| (std::cmp::Reverse(*wait), *index));
+    }
+    order.into_iter().map(|(index, _)| index).collect()
+}
+
 /// How a set of transcripts runs.
 #[derive(Debug, Clone, Copy)]
 pub struct RunPlan {
@@ -128,20 +145,11 @@ pub async fn run_all(loaded: Vec<Loaded>, env: Env, plan: RunPlan) -> Vec<Outcom
     let semaphore = Arc::new(tokio::sync::Semaphore::new(plan.jobs.max(1)));
     let env = Arc::new(env);
     let one_failed = Arc::new(AtomicBool::new(false));
-    let mut order: Vec<(usize, u64)> = loaded
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| (index, expected_wait_ms(entry)))
-        .collect();
-    if plan.fail_fast {
-        order.sort_by_key(|(index, wait)| (*wait, *index));
-    } else {
-        order.sort_by_key(|(index, wait)| (std::cmp::Reverse(*wait), *index));
-    }
+    let order = start_order(&loaded, plan.fail_fast);
     let mut entries: Vec<Option<Loaded>> = loaded.into_iter().map(Some).collect();
     let mut handles: Vec<Option<tokio::task::JoinHandle<Outcome>>> =
         entries.iter().map(|_| None).collect();
-    for (index, _) in order {
+    for index in order {
         let Some(entry) = entries[index].take() else {
             continue;
         };
@@ -188,6 +196,23 @@ mod tests {
     fn loaded(path: &str) -> Loaded {
         let root = crate::paths::transcripts_dir();
         Ok(format::read(&root.join(path), &root).unwrap())
+    }
+
+    #[test]
+    fn the_slow_transcripts_start_first_and_with_fail_fast_last() {
+        let set = vec![
+            loaded("m1/r4-null-cursor.jsonl"),
+            loaded("m1/stop-watchdog.jsonl"),
+            loaded("m1/r2-ping-set-level.jsonl"),
+            loaded("m1/log-still-waiting.jsonl"),
+        ];
+        let slow_first = start_order(&set, false);
+        let fast_first = start_order(&set, true);
+        assert_eq!(&slow_first[2..], &[0, 2]);
+        assert_eq!(&fast_first[..2], &[0, 2]);
+        let mut slow_ones = fast_first[2..].to_vec();
+        slow_ones.sort_unstable();
+        assert_eq!(slow_ones, vec![1, 3]);
     }
 
     #[test]
