@@ -49,10 +49,12 @@ BUILD_LIMIT_S = 1800
 RUN_LIMIT_S = 300
 
 
-def list_mutants(files):
+def list_mutants(files, excluded):
     command = ["cargo", "mutants", "--list", "--json", "-p", "mcp-bridge-vscode"]
     for pattern in files:
         command += ["-f", pattern]
+    for pattern in excluded:
+        command += ["--exclude-re", pattern]
     listed = subprocess.run(command, check=True, capture_output=True, text=True)
     return json.loads(listed.stdout)
 
@@ -208,9 +210,15 @@ def main():
     parser.add_argument("--bridge-tests", action="store_true")
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--pause-file", type=Path, help="no mutant starts while it exists")
+    parser.add_argument(
+        "--exclude-re",
+        nargs="*",
+        default=[],
+        help="regexes of mutant names to leave out (cargo mutants --exclude-re)",
+    )
     args = parser.parse_args()
     k, n = (int(part) for part in args.shard.split("/"))
-    mutants = list_mutants(args.files)
+    mutants = list_mutants(args.files, args.exclude_re)
     chosen = [m for index, m in enumerate(mutants) if index % n == k]
     args.out.mkdir(parents=True, exist_ok=True)
     record = args.out / "outcomes.jsonl"
