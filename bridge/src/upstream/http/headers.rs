@@ -176,6 +176,14 @@ pub fn param_values(
         .collect()
 }
 
+/// Whether [`learn_tools`] may find anything in a tools/list line: every table and
+/// every warning comes from an `x-mcp-header` key, which the text names, or spells
+/// with a `\u` escape. A list without one needs no tree.
+pub fn may_have_param_headers(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"x-mcp-header").is_some()
+        || memchr::memmem::find(line, b"\\u").is_some()
+}
+
 /// The `x-mcp-header` tables of the tools of a tools/list result, by tool name;
 /// each tool whose annotations are not valid is taken out of the result, and its
 /// warning line comes back.
@@ -336,5 +344,35 @@ mod tests {
                 "tool 'bad': the bridge left the tool out of the list: the x-mcp-header at '/properties/r' is on a property that is not an integer, a string or a boolean"
             ]
         );
+    }
+
+    #[test]
+    fn a_list_whose_text_names_no_annotation_teaches_nothing() {
+        for (text, may) in [
+            (
+                r#"{"tools":[{"name":"plain","inputSchema":{"type":"object"}}]}"#,
+                false,
+            ),
+            (
+                r#"{"tools":[{"name":"a","inputSchema":{"properties":{"r":{"type":"string","x-mcp-header":"R"}}}}]}"#,
+                true,
+            ),
+            (
+                r#"{"tools":[{"name":"a","inputSchema":{"properties":{"r":{"type":"string","x-mcp-h\u0065ader":"R"}}}}]}"#,
+                true,
+            ),
+        ] {
+            assert_eq!(may_have_param_headers(text.as_bytes()), may, "{text}");
+            let mut result: Map<String, Value> = serde_json::from_str(text).unwrap();
+            let (tables, warnings) = learn_tools(&mut result);
+            if !may {
+                assert!(tables.is_empty() && warnings.is_empty(), "{text}");
+            }
+        }
+        let mut escaped: Map<String, Value> = serde_json::from_str(
+            r#"{"tools":[{"name":"a","inputSchema":{"properties":{"r":{"type":"string","x-mcp-h\u0065ader":"R"}}}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(learn_tools(&mut escaped).0.len(), 1);
     }
 }

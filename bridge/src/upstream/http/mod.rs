@@ -192,6 +192,9 @@ impl Shared {
     /// the tools whose annotations are not valid leave the list (Streamable HTTP,
     /// "Schema Extension").
     fn learn_tools(&self, line: Vec<u8>, id: u64) -> Vec<u8> {
+        if !headers::may_have_param_headers(&line) {
+            return line;
+        }
         let Ok(mut frame) = serde_json::from_slice::<Value>(&line) else {
             return line;
         };
