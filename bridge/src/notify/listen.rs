@@ -790,6 +790,42 @@ mod tests {
     }
 
     #[test]
+    fn o7_a_change_without_an_ack_in_time_fails_with_timeout_and_keeps_the_old_stream() {
+        let mut listen = Listen::new(all_declared());
+        let mut ids = Ids(0);
+        listen.start(&mut ids.next());
+        listen.on_ack(1, Instant::now(), &mut ids.next());
+        listen.change(json!(5), "a:1".into(), true, &mut ids.next());
+        // The time limit of a stream that is not the change's opening one: nothing.
+        assert!(
+            listen
+                .change_timed_out(1, "2 min", Instant::now(), &mut ids.next())
+                .is_empty()
+        );
+        let error = BridgeError::with_detail(
+            Cause::Timeout,
+            "subscriptions/listen: no acknowledgment in 2 min",
+        )
+        .to_object();
+        assert_eq!(
+            listen.change_timed_out(2, "2 min", Instant::now(), &mut ids.next()),
+            vec![
+                Action::Cancel { id: 2 },
+                Action::Warn(
+                    "the listen stream for a change of the subscriptions failed: no acknowledgment in 2 min".into()
+                ),
+                Action::ToClient(json!({"jsonrpc":"2.0","id":5,"error":error})),
+            ]
+        );
+        assert!(listen.is_stream(1));
+        assert!(
+            listen
+                .change_timed_out(2, "2 min", Instant::now(), &mut ids.next())
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn quirk_a_late_ack_of_an_old_stream_never_replaces_a_newer_one() {
         let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
