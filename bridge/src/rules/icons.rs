@@ -8,11 +8,10 @@ use serde_json::{Map, Value};
 type Object = Map<String, Value>;
 
 /// Whether [`result_data_icons_only`] may change a result whose whole JSON text
-/// is `json`: only when the text names `icons`, or has a `\u` escape that could
-/// spell the name. The rest of a URL upstream's results needs no tree for O10.
+/// is `json`: only when the text may spell `icons`. The rest of a URL upstream's
+/// results needs no tree for O10.
 pub fn may_hold_icons(json: &str) -> bool {
-    let bytes = json.as_bytes();
-    memchr::memmem::find(bytes, b"icons").is_some() || memchr::memmem::find(bytes, b"\\u").is_some()
+    json_shallow::may_spell(json.as_bytes(), &["icons"])
 }
 
 /// Keeps only the `data:` icons of an `icons` array (O10, M4).

@@ -119,16 +119,12 @@ const TOOL_LEVELS_ABOVE_A_SCHEMA: usize = 2;
 /// array or of an input schema, which sits `levels_above` levels above the input
 /// schemas in it. `false` only when no edit is possible:
 /// - every fix of `repair_array_items` but "too deep" is at a schema whose
-///   `type` is "array", a string that JSON text can spell only with those
-///   letters or with a `\u` escape;
+///   `type` is "array", which the text must spell;
 /// - "too deep" needs a schema nested past `MAX_SCHEMA_DEPTH` levels of schemas,
 ///   each at least one level of JSON;
-/// - an output schema is a member whose name is spelled the same two ways.
+/// - an output schema is a member whose name the text must spell.
 fn may_need_an_edit(json: &str, levels_above: usize) -> bool {
-    let bytes = json.as_bytes();
-    memchr::memmem::find(bytes, b"array").is_some()
-        || memchr::memmem::find(bytes, b"\\u").is_some()
-        || memchr::memmem::find(bytes, b"outputSchema").is_some()
+    json_shallow::may_spell(json.as_bytes(), &["array", "outputSchema"])
         || json_shallow::nesting(json) > MAX_SCHEMA_DEPTH + levels_above
 }
 

@@ -25,9 +25,10 @@ impl Session {
     /// A clean response of the upstream: passed on from its text when it is a
     /// complete tools/call result, else handled as a message with its tree.
     pub(super) async fn on_result_line(&mut self, line: ResultLine) {
-        // The icons of a URL upstream are dropped in the tree (O10, M4).
-        if !(self.data_icons_only && may_hold_icons(line.shared_line()))
-            && let Some(method) = self.passed_method(line.id())
+        // The icons of a URL upstream are dropped in the tree (O10, M4); the text
+        // is searched only for a result that could take the one-level path.
+        if let Some(method) = self.passed_method(line.id())
+            && !(self.data_icons_only && may_hold_icons(line.shared_line()))
             && self.pass(&line, method).await
         {
             return;

@@ -169,6 +169,26 @@ pub fn array_items(text: &str, max_depth: usize) -> Option<Vec<&str>> {
     scan.at_end().then_some(items)
 }
 
+/// Whether the JSON text `json` may hold one of `words` in a string or a key once
+/// its escapes are undone: only when the text has the word as it is, or has a
+/// `\u` escape, which can write any character. Each word must hold none of the
+/// characters that the other escapes write (`"`, `\`, `/` and the control
+/// characters), so that nothing else could spell it. For a caller that edits a
+/// few members of large texts and can leave most of them unread. A memchr search
+/// per word, and one for the escape.
+pub fn may_spell(json: &[u8], words: &[&str]) -> bool {
+    debug_assert!(
+        words.iter().all(|word| !word
+            .bytes()
+            .any(|byte| matches!(byte, b'"' | b'\\' | b'/' | ..=0x1f))),
+        "a word that a simple escape can write: {words:?}"
+    );
+    words
+        .iter()
+        .any(|word| memchr::memmem::find(json, word.as_bytes()).is_some())
+        || memchr::memmem::find(json, b"\\u").is_some()
+}
+
 /// The levels of nesting of `text`, which must be valid JSON (as returned in
 /// `Member::value`): 0 for a scalar. Cheap: it skips strings with memchr, for a
 /// caller that already checked the text.

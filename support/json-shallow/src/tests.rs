@@ -3,7 +3,7 @@
 #[path = "../tests/oracle/mod.rs"]
 mod oracle;
 
-use crate::{Member, array_items, nesting, object_members, object_members_with_inner};
+use crate::{Member, array_items, may_spell, nesting, object_members, object_members_with_inner};
 use oracle::{serde_items, serde_members, value_depth};
 use std::borrow::Cow;
 
@@ -440,4 +440,32 @@ fn arrays_are_read_one_level_deep() {
     assert!(array_items("[[1]]", 2).is_some());
     assert!(array_items("[[1]]", 1).is_none());
     assert!(array_items("[]", 0).is_none());
+}
+
+#[test]
+fn a_word_is_spelled_as_it_is_or_with_a_unicode_escape() {
+    for (text, spelled) in [
+        (r#"{"type":"array"}"#, true),
+        (r#"{"arrays":1}"#, true),
+        (r#"{"type":"arr\u0061y"}"#, true),
+        (r#"{"text":"caf\u00e9"}"#, true),
+        (r#"{"type":"object","text":"a\nb\/c\"d"}"#, false),
+        (r#"{"type":"Array"}"#, false),
+    ] {
+        assert_eq!(
+            may_spell(text.as_bytes(), &["array", "icons"]),
+            spelled,
+            "{text}"
+        );
+        // What serde_json decodes can hold a word only where the text may spell it.
+        if !spelled {
+            let decoded: serde_json::Value = serde_json::from_str(text).unwrap();
+            let strings = decoded.to_string();
+            assert!(
+                !strings.contains("array") && !strings.contains("icons"),
+                "{text}"
+            );
+        }
+    }
+    assert!(!may_spell(b"{}", &[]));
 }

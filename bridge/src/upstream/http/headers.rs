@@ -177,11 +177,10 @@ pub fn param_values(
 }
 
 /// Whether [`learn_tools`] may find anything in a tools/list line: every table and
-/// every warning comes from an `x-mcp-header` key, which the text names, or spells
-/// with a `\u` escape. A list without one needs no tree.
+/// every warning comes from an `x-mcp-header` key, which the text must spell. A
+/// list without one needs no tree.
 pub fn may_have_param_headers(line: &[u8]) -> bool {
-    memchr::memmem::find(line, b"x-mcp-header").is_some()
-        || memchr::memmem::find(line, b"\\u").is_some()
+    json_shallow::may_spell(line, &["x-mcp-header"])
 }
 
 /// The `x-mcp-header` tables of the tools of a tools/list result, by tool name;
