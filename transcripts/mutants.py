@@ -29,13 +29,17 @@ the files are changed while it runs. It takes about a minute a mutant on 2 cores
     python3 transcripts/mutants.py --files 'bridge/src/rules/*.rs' 'bridge/src/session/*.rs' \
         'bridge/src/notify/*.rs' --shard 0/8 --bridge-tests --out /tmp/mutants
 
-Every outcome is appended to OUT/outcomes.jsonl as it comes, so that an
-interrupted run can be resumed (`--resume` skips the mutants already there);
-OUT/summary.md is the table for docs/conformance.md. While the file named by
+Every outcome is appended to OUT/outcomes.jsonl as it comes, with the commit and
+a hash of the unmutated source file, so that an interrupted run can be resumed:
+`--resume` skips a mutant already there whose file is still the same (a changed
+file's mutants are tested again, since its line numbers and code moved). Keep OUT
+in the repository (docs/mutants/) so that a run goes on from one machine to the
+next; OUT/summary.md is the table for docs/conformance.md. While the file named by
 `--pause-file` exists, no new mutant starts (a benchmark wants a quiet machine).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -72,6 +76,22 @@ def apply(mutant):
     after = lines[end_line - 1][end_col - 1 :] + "".join(lines[end_line:])
     path.write_text(before + mutant["replacement"] + after)
     return original
+
+
+def source_hash(file):
+    """The first 16 hex digits of the SHA-256 of the file as it is (unmutated)."""
+    return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
+
+
+def head_commit():
+    return subprocess.run(
+        ["git", "rev-parse", "--short=7", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def still_valid(outcome, hashes):
+    """An outcome counts for a resumed run only if its file has not changed since."""
+    return outcome.get("file_sha") == hashes.get(outcome["file"])
 
 
 def run(command, limit, env=None):
@@ -136,11 +156,17 @@ def bridge_tests():
     )
 
 
-def test_one(mutant, with_bridge_tests):
+def test_one(mutant, with_bridge_tests, file_sha, commit):
     original = apply(mutant)
     try:
         code, output, build_s = build()
-        outcome = {"name": mutant["name"], "file": mutant["file"], "build_s": round(build_s)}
+        outcome = {
+            "name": mutant["name"],
+            "file": mutant["file"],
+            "file_sha": file_sha,
+            "commit": commit,
+            "build_s": round(build_s),
+        }
         if code != 0:
             outcome["outcome"] = "unviable" if code is not None else "build timeout"
             return outcome
@@ -222,9 +248,19 @@ def main():
     chosen = [m for index, m in enumerate(mutants) if index % n == k]
     args.out.mkdir(parents=True, exist_ok=True)
     record = args.out / "outcomes.jsonl"
+    hashes = {file: source_hash(file) for file in {m["file"] for m in chosen}}
+    commit = head_commit()
     done = {}
     if args.resume and record.exists():
-        done = {json.loads(line)["name"]: json.loads(line) for line in record.read_text().splitlines()}
+        kept = []
+        for line in record.read_text().splitlines():
+            outcome = json.loads(line)
+            if still_valid(outcome, hashes):
+                done[outcome["name"]] = outcome
+            if outcome["file"] not in hashes or still_valid(outcome, hashes):
+                kept.append(line)
+        # The outcomes of a file that changed since are dropped from the record.
+        record.write_text("".join(line + "\n" for line in kept))
     elif record.exists():
         record.unlink()
     code, output, _ = build()
@@ -239,7 +275,7 @@ def main():
             continue
         while args.pause_file and args.pause_file.exists():
             time.sleep(5)
-        outcome = test_one(mutant, args.bridge_tests)
+        outcome = test_one(mutant, args.bridge_tests, hashes[mutant["file"]], commit)
         outcomes.append(outcome)
         with record.open("a") as out:
             out.write(json.dumps(outcome) + "\n")
