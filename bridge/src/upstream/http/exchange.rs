@@ -187,7 +187,7 @@ impl Answer<'_> {
         match kind {
             ContentKind::Json => {
                 let body = read_body(&mut response, self.shared.max_response_bytes).await?;
-                if !self.line(body.to_vec()).await {
+                if !self.line(body).await {
                     return Err(RequestFailure::Unreadable(
                         "the JSON body is not the response to the request".into(),
                     ));
@@ -207,12 +207,12 @@ impl Answer<'_> {
         &self,
         status: StatusCode,
         kind: ContentKind,
-        body: Option<Bytes>,
+        body: Option<Vec<u8>>,
     ) -> Result<(), RequestFailure> {
         if kind == ContentKind::Json
             && let Some(body) = body.filter(|body| is_error_for(body, self.id))
         {
-            self.line(body.to_vec()).await;
+            self.line(body).await;
             return Ok(());
         }
         Err(status_failure(status))
@@ -304,23 +304,24 @@ fn content_type(response: &reqwest::Response) -> ContentKind {
     }
 }
 
-/// The body, up to `limit` bytes.
+/// The body, up to `limit` bytes, in the buffer that becomes the session's line.
 async fn read_body(
     response: &mut reqwest::Response,
     limit: usize,
-) -> Result<Bytes, RequestFailure> {
+) -> Result<Vec<u8>, RequestFailure> {
     let too_large = || {
         RequestFailure::Unreadable(format!(
             "the response is longer than --max-response-bytes ({limit} bytes)"
         ))
     };
-    if response
-        .content_length()
-        .is_some_and(|length| length > limit as u64)
-    {
+    let length = response.content_length().unwrap_or(0);
+    if length > limit as u64 {
         return Err(too_large());
     }
-    let mut body = Vec::new();
+    // The announced length, at most the limit, is the buffer's first size: a large
+    // body grows it no more (untouched pages of a length that was not sent cost
+    // no memory).
+    let mut body = Vec::with_capacity(length as usize);
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
@@ -329,7 +330,7 @@ async fn read_body(
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok(None) => return Ok(Bytes::from(body)),
+            Ok(None) => return Ok(body),
             Err(error) => return Err(RequestFailure::Transport(describe(error))),
         }
     }
