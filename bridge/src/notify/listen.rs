@@ -646,10 +646,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn o7_subscribe_answers_at_the_ack_of_the_new_stream_then_cancels_the_old() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         let change = listen.change(
             json!(7),
             "file:///fixture/notes.txt".into(),
@@ -722,10 +720,8 @@ mod tests {
 
     #[test]
     fn o7_one_change_at_a_time() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         assert!(matches!(
             listen.change(json!(1), "a:1".into(), true, &mut ids.next())[0],
             Action::Open { id: 2, .. }
@@ -756,10 +752,8 @@ mod tests {
 
     #[test]
     fn o7_a_failed_change_keeps_the_old_stream_and_set() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         listen.change(json!(5), "a:1".into(), true, &mut ids.next());
         let error = json!({"code":-32602,"message":"unknown resource"});
         let end = listen.on_end(
@@ -791,10 +785,8 @@ mod tests {
 
     #[test]
     fn o7_a_change_without_an_ack_in_time_fails_with_timeout_and_keeps_the_old_stream() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         listen.change(json!(5), "a:1".into(), true, &mut ids.next());
         // The time limit of a stream that is not the change's opening one: nothing.
         assert!(
@@ -827,10 +819,8 @@ mod tests {
 
     #[test]
     fn quirk_a_late_ack_of_an_old_stream_never_replaces_a_newer_one() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         assert_eq!(
             listen.on_ack(42, Instant::now(), &mut ids.next()),
             vec![Action::Cancel { id: 42 }]
@@ -840,10 +830,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_lost_stream_comes_back_after_a_doubling_wait_with_gap_recovery() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         listen.change(json!(3), "file:///n".into(), true, &mut ids.next());
         listen.on_ack(2, Instant::now(), &mut ids.next());
         let mut waits = Vec::new();
@@ -908,10 +896,8 @@ mod tests {
 
     #[test]
     fn a_stream_refused_after_an_acknowledged_one_is_a_refusal() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         let lost = listen.on_end(1, End::Result, Instant::now(), &mut ids.next());
         assert!(matches!(lost[1], Action::RetryIn(_)));
         assert!(matches!(
@@ -946,10 +932,8 @@ mod tests {
 
     #[test]
     fn the_end_of_input_cancels_every_stream() {
-        let mut listen = Listen::new(all_declared());
         let mut ids = Ids(0);
-        listen.start(&mut ids.next());
-        listen.on_ack(1, Instant::now(), &mut ids.next());
+        let mut listen = acknowledged(&mut ids);
         listen.change(json!(1), "a:1".into(), true, &mut ids.next());
         assert_eq!(
             listen.stop(),
