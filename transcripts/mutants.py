@@ -31,9 +31,10 @@ bridge is built without optimization: see `cargo_env`).
         'bridge/src/notify/*.rs' --shard 0/8 --bridge-tests --out /tmp/mutants
 
 Every outcome is appended to OUT/outcomes.jsonl as it comes, with the commit and
-a hash of the unmutated source file, so that an interrupted run can be resumed:
-`--resume` skips a mutant already there whose file is still the same (a changed
-file's mutants are tested again, since its line numbers and code moved). Keep OUT
+a hash of the unmutated source file's code (its test module left out), so that an
+interrupted run can be resumed: `--resume` skips a mutant already there whose file's
+code is still the same (a changed file's mutants are tested again, since its line
+numbers and code moved). Keep OUT
 in the repository (docs/mutants/) so that a run goes on from one machine to the
 next; OUT/summary.md is the table for docs/conformance.md. While the file named by
 `--pause-file` exists, no new mutant starts (a benchmark wants a quiet machine).
@@ -79,9 +80,21 @@ def apply(mutant):
     return original
 
 
+TEST_MODULE = "\n#[cfg(test)]\nmod tests {"
+
+
+def code_hash(text):
+    """The first 16 hex digits of the SHA-256 of a source file's code, without its
+    test module: cargo-mutants does not mutate `#[cfg(test)]` code, so a change
+    there moves no mutant and keeps the outcomes."""
+    cut = text.find(TEST_MODULE)
+    code = text if cut < 0 else text[:cut]
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
 def source_hash(file):
-    """The first 16 hex digits of the SHA-256 of the file as it is (unmutated)."""
-    return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
+    """The hash of the file as it is (unmutated)."""
+    return code_hash(Path(file).read_text())
 
 
 def head_commit():

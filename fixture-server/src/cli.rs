@@ -74,8 +74,8 @@ Options:
   --no-completions   Declares no completions; completion/complete gets -32601
   --anonymous        Names no serverInfo in any result (a server that does not name
                      itself)
-  --icons            The serverInfo, the tool echo and each resource carry three
-                     icons: data:, https: and file:
+  --icons            The serverInfo, the tool echo and each prompt, resource and
+                     resource template carry three icons: data:, https: and file:
   --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
                      reading stdin
   -h, --help         Prints this help

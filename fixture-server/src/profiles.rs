@@ -39,6 +39,12 @@ pub fn catalog(config: &Config) -> Catalog {
         for spec in &mut catalog.resources {
             spec.resource.icons = Some(three_scheme_icons("resource"));
         }
+        for spec in &mut catalog.prompts {
+            spec.prompt.icons = Some(three_scheme_icons("prompt"));
+        }
+        for spec in &mut catalog.templates {
+            spec.template.icons = Some(three_scheme_icons("template"));
+        }
     }
     catalog
 }
