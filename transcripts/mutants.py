@@ -164,16 +164,25 @@ def conformance(first=()):
         return run(["target/debug/mcp-conformance", "run", path], RUN_LIMIT_S, env)
 
     seconds = 0.0
+
+    def failed_again(paths):
+        """Runs each failed transcript once more, alone: the first that fails again
+        is the answer (no other runs after it); None when each passes."""
+        nonlocal seconds
+        for path in paths:
+            again, output, more = alone(path)
+            seconds += more
+            if again != 0:
+                return again, output, seconds
+        return None
+
     for path in first:
         code, output, more = alone(path)
         seconds += more
         if code is None:
             return code, output, seconds
-        if code != 0:
-            again, output, more = alone(path)
-            seconds += more
-            if again != 0:
-                return again, output, seconds
+        if code != 0 and (answer := failed_again([path])):
+            return answer
     code, output, more = run(
         ["target/debug/mcp-conformance", "run", "--fail-fast"], RUN_LIMIT_S, env
     )
@@ -181,13 +190,7 @@ def conformance(first=()):
     failed = failed_transcripts(output)
     if code == 0 or code is None or not failed:
         return code, output, seconds
-    # One failure again is the answer: the others are run only while each passes.
-    for name in failed:
-        again, output, more = alone("transcripts/" + name)
-        seconds += more
-        if again != 0:
-            return again, output, seconds
-    return 0, output, seconds
+    return failed_again("transcripts/" + name for name in failed) or (0, output, seconds)
 
 
 RECENT_CATCHERS = 3
