@@ -75,7 +75,8 @@ Options:
   --anonymous        Names no serverInfo in any result (a server that does not name
                      itself)
   --icons            The serverInfo, the tool echo and each prompt, resource and
-                     resource template carry three icons: data:, https: and file:
+                     resource template carry three icons: data:, https: and file:;
+                     the tool link and the prompt link give a resource_link with them
   --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
                      reading stdin
   -h, --help         Prints this help

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::catalog::{Catalog, INSTRUCTIONS, ToolSpec, three_scheme_icons};
 use crate::config::{Config, Profile};
-use crate::tools::{apps, basic, guarded, input, lists, logging, many, process};
+use crate::tools::{apps, basic, guarded, icons, input, lists, logging, many, process};
 
 /// The catalog of `config`.
 pub fn catalog(config: &Config) -> Catalog {
@@ -45,6 +45,8 @@ pub fn catalog(config: &Config) -> Catalog {
         for spec in &mut catalog.templates {
             spec.template.icons = Some(three_scheme_icons("template"));
         }
+        catalog.tools.push(icons::link_tool());
+        catalog.prompts.push(icons::link_prompt());
     }
     catalog
 }

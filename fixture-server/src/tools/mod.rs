@@ -4,12 +4,13 @@
 //! structured, crash, shutdown, ask_form, ask_url, ask_url_twice, ask_bad_url, sample,
 //! sample_tools, list_roots, multi, many_inputs, toggle, toggled, touch, log.
 //! `array_output` (`--array-output`), `show` (`--apps`), `guarded` (`--auth`) and
-//! `tool_<n>` (`--many-tools`) come on top. Only `readOnlyHint: true` is ever set as an annotation.
+//! `tool_<n>` (`--many-tools`) and `link` (`--icons`) come on top. Only `readOnlyHint: true` is ever set as an annotation.
 
 pub mod apps;
 pub mod args;
 pub mod basic;
 pub mod guarded;
+pub mod icons;
 pub mod input;
 pub mod lists;
 pub mod logging;
