@@ -6,6 +6,7 @@
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
 //! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
 //! harness-sim relay -- <server command...>
+//! harness-sim url-relay CA-FILE URL
 //! ```
 //!
 //! Exit codes: 0 the session ran without a failure; 1 a failure (the opening,
@@ -42,7 +43,9 @@ use crate::server_stdio::StdioKind;
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
                   harness-sim relay -- <server command...>\n    \
-                  passes both directions through unchanged: the floor of bench --floor"
+                  passes both directions through unchanged: the floor of bench --floor\n  \
+                  harness-sim url-relay CA-FILE URL\n    \
+                  POSTs each line of stdin to URL and writes each answer: the floor of the URL form"
 )]
 struct RunArgs {
     /// The client to simulate.

@@ -1,9 +1,23 @@
 //! The `harness-sim` executable: see `harness_sim::cli`.
 #![forbid(unsafe_code)]
 
-#[tokio::main]
-async fn main() {
-    let code = harness_sim::cli::run(std::env::args_os().collect()).await;
+fn main() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The floor of the URL form runs on one thread, as the bridge does.
+    if args.get(1).is_some_and(|a| a == "url-relay") {
+        let rest: Vec<String> = args[2..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        std::process::exit(harness_sim::bench::url_relay::run(&rest));
+    }
+    let code = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(harness_sim::cli::run(args)),
+        Err(error) => {
+            eprintln!("harness-sim: no runtime: {error}");
+            1
+        }
+    };
     // exit() rather than a return: a blocked read of stdin (the tap) must not
     // hold the runtime open.
     std::process::exit(code);

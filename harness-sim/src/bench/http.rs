@@ -87,12 +87,17 @@ pub struct DirectClient {
 
 impl DirectClient {
     pub fn new(fixture: &HttpsFixture) -> Result<Self, BenchError> {
+        Self::with_ca_file(&fixture.url, &fixture.ca_file)
+    }
+
+    /// A client of the server at `url` that trusts only the CA of `ca_file`.
+    pub fn with_ca_file(url: &str, ca_file: &str) -> Result<Self, BenchError> {
         let setup = |what: &str, error: &dyn std::fmt::Display| {
             BenchError::Setup(format!("the direct HTTPS client, {what}: {error}"))
         };
         let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_file_iter(&fixture.ca_file)
-            .map_err(|error| setup("the CA file", &error))?
+        for cert in
+            CertificateDer::pem_file_iter(ca_file).map_err(|error| setup("the CA file", &error))?
         {
             let cert = cert.map_err(|error| setup("the CA file", &error))?;
             roots
@@ -112,7 +117,7 @@ impl DirectClient {
             .map_err(|error| setup("reqwest", &error))?;
         Ok(Self {
             client,
-            url: fixture.url.clone(),
+            url: url.to_owned(),
         })
     }
 

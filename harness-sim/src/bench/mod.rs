@@ -22,7 +22,8 @@
 //!   measurement (`scenarios/url.rs`); [`remote`]: mcp-remote, its third column.
 //! - [`relay`]: `harness-sim relay`, a process that only passes bytes through:
 //!   with `--floor` every measurement also runs through it, to show the floor of
-//!   one more process on the path.
+//!   one more process on the path; [`url_relay`]: `harness-sim url-relay`, its
+//!   counterpart for the URL form, a process that only POSTs each line.
 //! - [`embed_table`]: the three columns of the embedded measurement
 //!   (`scenarios/embedded.rs`, issue 17): `bridge-embedded-server` on its modern
 //!   path, on its legacy path, and behind the separate bridge process.
@@ -41,6 +42,7 @@ pub mod scenarios;
 pub mod session;
 pub mod stats;
 pub mod targets;
+pub mod url_relay;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -7,7 +7,10 @@
 //! peak resident memory of the process in front of the URL; then rounds of the start
 //! alone: from just before the spawn to the `initialize` result (direct: a fresh
 //! client's new TLS connection and its `server/discover` answered), and the resident
-//! memory right after. One fixture process serves every round.
+//! memory right after. With `--floor`, a fourth column: the direct client's frames
+//! through `harness-sim url-relay` (see [`crate::bench::url_relay`]), one more
+//! process with the same HTTP stack that only POSTs each line. One fixture process
+//! serves every round.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,12 +36,14 @@ const REMOTE_ROUND_LIMIT: Duration = Duration::from_secs(300);
 /// How long a session rests after its start before its memory is read (as in 7).
 const SETTLE: Duration = Duration::from_millis(250);
 
-/// The three columns of the URL form. Not [`Side`]: mcp-remote has no place on the
+/// The columns of the URL form. Not [`Side`]: mcp-remote has no place on the
 /// stdio measurements, and its failures are figures of the table, not of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Column {
     /// The 2026-07-28 HTTP client in the bench process.
     Direct,
+    /// The 2026-07-28 stdio client through `harness-sim url-relay` (`--floor`).
+    Relay,
     /// The 2025-11-25 stdio client through the bridge.
     Bridged,
     /// The 2025-11-25 stdio client through mcp-remote.
@@ -49,19 +54,29 @@ impl Column {
     fn name(self) -> &'static str {
         match self {
             Column::Direct => "direct",
+            Column::Relay => "relay",
             Column::Bridged => "bridged",
             Column::Remote => "mcp-remote",
         }
     }
 }
 
-/// The columns of `rounds` rounds: direct, bridged, mcp-remote, then the other way
-/// round (as [`crate::bench::order`]), so that a linear drift of the load falls on all.
-pub fn columns(rounds: usize) -> Vec<Column> {
-    let forward = [Column::Direct, Column::Bridged, Column::Remote];
+/// The columns of `rounds` rounds: direct, the relay with `floor`, bridged,
+/// mcp-remote, then the other way round (as [`crate::bench::order`]), so that a
+/// linear drift of the load falls on all.
+pub fn columns(rounds: usize, floor: bool) -> Vec<Column> {
+    let forward: Vec<Column> = [
+        Column::Direct,
+        Column::Relay,
+        Column::Bridged,
+        Column::Remote,
+    ]
+    .into_iter()
+    .filter(|column| floor || *column != Column::Relay)
+    .collect();
     (0..rounds)
         .flat_map(|round| {
-            let mut columns = forward;
+            let mut columns = forward.clone();
             if round % 2 == 1 {
                 columns.reverse();
             }
@@ -70,11 +85,13 @@ pub fn columns(rounds: usize) -> Vec<Column> {
         .collect()
 }
 
-/// A stdio process in front of the fixture's URL: its command and environment, so
-/// that the bridge and mcp-remote go through the same rounds.
+/// A stdio process in front of the fixture's URL: its command, its environment and
+/// the revision of its client, so that the relay, the bridge and mcp-remote go
+/// through the same rounds.
 pub struct Front {
     pub argv: Vec<OsString>,
     pub env: Vec<(OsString, OsString)>,
+    pub side: Side,
 }
 
 impl Front {
@@ -83,6 +100,21 @@ impl Front {
         Self {
             argv: fixture.bridge_argv(&ctx.bridge),
             env: Vec::new(),
+            side: Side::Bridged,
+        }
+    }
+
+    /// `harness-sim url-relay CA <url>`, with the direct client's frames.
+    pub fn relay(ctx: &Ctx, fixture: &HttpsFixture) -> Self {
+        Self {
+            argv: vec![
+                ctx.relay.clone().into_os_string(),
+                "url-relay".into(),
+                fixture.ca_file.clone().into(),
+                fixture.url.clone().into(),
+            ],
+            env: Vec::new(),
+            side: Side::Relay,
         }
     }
 
@@ -91,13 +123,14 @@ impl Front {
         Self {
             argv: remote.argv(&fixture.url),
             env: remote.env(&fixture.ca_file),
+            side: Side::Bridged,
         }
     }
 
-    /// Starts it and opens the 2025-11-25 session (`initialize`, then
-    /// `notifications/initialized`).
+    /// Starts it and opens the session of its side (2025-11-25: `initialize`, then
+    /// `notifications/initialized`; the relay: `server/discover`).
     pub async fn start(&self, ctx: &Ctx) -> Result<Session, BenchError> {
-        Session::start_command_with_env(ctx, Side::Bridged, &self.argv, &self.env, 0).await
+        Session::start_command_with_env(ctx, self.side, &self.argv, &self.env, 0).await
     }
 }
 
@@ -112,11 +145,12 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let direct = DirectClient::new(&fixture)?;
     let mcp_remote = mcp_remote(ctx);
     let bridge = Front::bridge(ctx, &fixture);
+    let relay = Front::relay(ctx, &fixture);
     let calls = ctx.count(2000, 300);
     let rate_calls = ctx.count(20_000, 3000);
     let (mut p50, mut rates, mut peaks) = (Pair::default(), Pair::default(), Pair::default());
     let (mut remote_p50, mut remote_rates, mut remote_peaks) = Default::default();
-    for column in columns(ctx.rounds) {
+    for column in columns(ctx.rounds, ctx.floor) {
         ctx.progress(&format!(
             "url: {calls} sequential echo calls, then {rate_calls} with {WINDOW} in flight, over HTTPS, {}",
             column.name()
@@ -126,11 +160,16 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
                 p50.push(Side::Direct, direct_p50(&direct, calls).await?);
                 rates.push(Side::Direct, direct_rate(&direct, rate_calls).await?);
             }
-            Column::Bridged => {
+            Column::Relay | Column::Bridged => {
+                let front = if column == Column::Relay {
+                    &relay
+                } else {
+                    &bridge
+                };
                 let mut got = Vec::new();
-                small_round(ctx, &bridge, calls, rate_calls, &mut got).await?;
+                small_round(ctx, front, calls, rate_calls, &mut got).await?;
                 for (pair, value) in [&mut p50, &mut rates, &mut peaks].into_iter().zip(got) {
-                    pair.push(Side::Bridged, value);
+                    pair.push(front.side, value);
                 }
             }
             Column::Remote => {
@@ -152,7 +191,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
         }
     }
     let (starts, remote_starts, idle, remote_idle) =
-        start_rounds(ctx, &fixture, &bridge, &mcp_remote).await?;
+        start_rounds(ctx, &fixture, [&relay, &bridge], &mcp_remote).await?;
     let rows = vec![
         remote_figures::with(
             Row::new("url.p50", "8 URL: 1 small echo, p50", Unit::Seconds, p50)
@@ -196,10 +235,15 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
         ),
     ];
     let mut notes = vec![format!(
-        "8: the fixture over HTTPS (bridge-fixture-server --https, HTTP/1.1, its test CA). Direct: a 2026-07-28 client POSTing tools/call echo of {SHORT_TEXT:?} with reqwest and rustls, the stack of the bridge's URL form; bridged: the 2025-11-25 stdio client in front of mcp-bridge-vscode --ca-file CA <url>; mcp-remote: the same stdio client in front of mcp-remote {} (node {} <url> --protocol auto --transport http-only --silent, NODE_EXTRA_CA_CERTS=CA, its state in a temporary directory). {calls} sequential calls after {LATENCY_WARMUP} (p50 from the send to the whole response), then {rate_calls} calls with {WINDOW} in flight after {THROUGHPUT_WARMUP}; the peak RSS (VmHWM) of the bridge or of the node process after both. The columns alternate direct, bridged, mcp-remote and back. vs mcp-remote: whether the bridged figure is better than mcp-remote's.",
+        "8: the fixture over HTTPS (bridge-fixture-server --https, HTTP/1.1, its test CA). Direct: a 2026-07-28 client POSTing tools/call echo of {SHORT_TEXT:?} with reqwest and rustls, the stack of the bridge's URL form; bridged: the 2025-11-25 stdio client in front of mcp-bridge-vscode --ca-file CA <url>; mcp-remote: the same stdio client in front of mcp-remote {} (node {} <url> --protocol auto --transport http-only --silent, NODE_EXTRA_CA_CERTS=CA, its state in a temporary directory). {calls} sequential calls after {LATENCY_WARMUP} (p50 from the send to the whole response), then {rate_calls} calls with {WINDOW} in flight after {THROUGHPUT_WARMUP}; the peak RSS (VmHWM) of the bridge or of the node process after both. The columns alternate direct, the relay (with --floor), bridged, mcp-remote and back. vs mcp-remote: whether the bridged figure is better than mcp-remote's.",
         remote::VERSION,
         ctx.mcp_remote.display()
     )];
+    if ctx.floor {
+        notes.push(
+            "8 relay (--floor): the direct client's 2026-07-28 frames over stdio through harness-sim url-relay CA <url>, a process on one thread that POSTs each line with the direct client's reqwest and writes each answer, without a session or a translation: the floor of one more process in front of the URL.".into(),
+        );
+    }
     notes.push(format!(
         "8 start: {} rounds; from just before the spawn to the read of the initialize result (bridged and mcp-remote: each opens a TLS connection and asks server/discover upstream first); direct: a fresh reqwest client (a new TLS connection) and its server/discover answered. RSS after start: VmRSS {} ms after notifications/initialized.",
         start_rounds_count(ctx),
@@ -244,23 +288,28 @@ fn start_rounds_count(ctx: &Ctx) -> usize {
 async fn start_rounds(
     ctx: &Ctx,
     fixture: &HttpsFixture,
-    bridge: &Front,
+    [relay, bridge]: [&Front; 2],
     mcp_remote: &Result<McpRemote, String>,
 ) -> Result<(Pair, RemoteFigures, Pair, RemoteFigures), BenchError> {
     let (mut starts, mut idle) = (Pair::default(), Pair::default());
     let (mut remote_starts, mut remote_idle) = Default::default();
-    for column in columns(start_rounds_count(ctx)) {
+    for column in columns(start_rounds_count(ctx), ctx.floor) {
         ctx.progress(&format!(
             "url: start to the opening result, {}",
             column.name()
         ));
         match column {
             Column::Direct => starts.push(Side::Direct, direct_start(fixture).await?),
-            Column::Bridged => {
+            Column::Relay | Column::Bridged => {
+                let front = if column == Column::Relay {
+                    relay
+                } else {
+                    bridge
+                };
                 let mut got = Vec::new();
-                start_round(ctx, bridge, &mut got).await?;
+                start_round(ctx, front, &mut got).await?;
                 for (pair, value) in [&mut starts, &mut idle].into_iter().zip(got) {
-                    pair.push(Side::Bridged, value);
+                    pair.push(front.side, value);
                 }
             }
             Column::Remote => {
@@ -388,10 +437,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_three_columns_alternate() {
-        use Column::{Bridged as B, Direct as D, Remote as R};
-        assert_eq!(columns(1), [D, B, R]);
-        assert_eq!(columns(3), [D, B, R, R, B, D, D, B, R]);
+    fn the_columns_alternate() {
+        use Column::{Bridged as B, Direct as D, Relay as F, Remote as R};
+        assert_eq!(columns(1, false), [D, B, R]);
+        assert_eq!(columns(3, false), [D, B, R, R, B, D, D, B, R]);
+        assert_eq!(columns(2, true), [D, F, B, R, R, B, F, D]);
     }
 
     #[test]
