@@ -97,8 +97,11 @@ fn main() {
             let expected: Vec<String> = m1
                 .iter()
                 .filter(|t| {
-                    std::fs::read_to_string(&t.path)
-                        .is_ok_and(|text| text.contains("\"nextCursor\":null"))
+                    // A frame of `upstream_send`, or the escaped text of `upstream_raw`.
+                    std::fs::read_to_string(&t.path).is_ok_and(|text| {
+                        text.contains(r#""nextCursor":null"#)
+                            || text.contains(r#"\"nextCursor\":null"#)
+                    })
                 })
                 .map(|t| t.display.clone())
                 .collect();
