@@ -11,14 +11,15 @@ fn main() {
             .collect();
         std::process::exit(harness_sim::bench::url_relay::run(&rest));
     }
-    let code = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime.block_on(harness_sim::cli::run(args)),
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("harness-sim: no runtime: {error}");
-            1
+            std::process::exit(1);
         }
     };
-    // exit() rather than a return: a blocked read of stdin (the tap) must not
-    // hold the runtime open.
+    let code = runtime.block_on(harness_sim::cli::run(args));
+    // exit() with the runtime alive, never its drop: the drop would wait for a
+    // blocked read of stdin (the tap).
     std::process::exit(code);
 }
