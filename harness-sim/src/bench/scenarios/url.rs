@@ -134,6 +134,30 @@ impl Front {
     }
 }
 
+/// The stdio processes in front of the URL that every run has (mcp-remote may not).
+struct Fronts {
+    relay: Front,
+    bridge: Front,
+}
+
+impl Fronts {
+    fn new(ctx: &Ctx, fixture: &HttpsFixture) -> Self {
+        Self {
+            relay: Front::relay(ctx, fixture),
+            bridge: Front::bridge(ctx, fixture),
+        }
+    }
+
+    /// The process of the relay's column, else the bridge.
+    fn of(&self, column: Column) -> &Front {
+        if column == Column::Relay {
+            &self.relay
+        } else {
+            &self.bridge
+        }
+    }
+}
+
 /// mcp-remote, or why it cannot run (every one of its rounds then fails with that).
 pub fn mcp_remote(ctx: &Ctx) -> Result<McpRemote, String> {
     McpRemote::new(&ctx.mcp_remote).map_err(|error| error.to_string())
@@ -144,8 +168,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     let fixture = HttpsFixture::start(&ctx.fixture).await?;
     let direct = DirectClient::new(&fixture)?;
     let mcp_remote = mcp_remote(ctx);
-    let bridge = Front::bridge(ctx, &fixture);
-    let relay = Front::relay(ctx, &fixture);
+    let fronts = Fronts::new(ctx, &fixture);
     let calls = ctx.count(2000, 300);
     let rate_calls = ctx.count(20_000, 3000);
     let (mut p50, mut rates, mut peaks) = (Pair::default(), Pair::default(), Pair::default());
@@ -161,11 +184,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
                 rates.push(Side::Direct, direct_rate(&direct, rate_calls).await?);
             }
             Column::Relay | Column::Bridged => {
-                let front = if column == Column::Relay {
-                    &relay
-                } else {
-                    &bridge
-                };
+                let front = fronts.of(column);
                 let mut got = Vec::new();
                 small_round(ctx, front, calls, rate_calls, &mut got).await?;
                 for (pair, value) in [&mut p50, &mut rates, &mut peaks].into_iter().zip(got) {
@@ -191,7 +210,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
         }
     }
     let (starts, remote_starts, idle, remote_idle) =
-        start_rounds(ctx, &fixture, [&relay, &bridge], &mcp_remote).await?;
+        start_rounds(ctx, &fixture, &fronts, &mcp_remote).await?;
     let rows = vec![
         remote_figures::with(
             Row::new("url.p50", "8 URL: 1 small echo, p50", Unit::Seconds, p50)
@@ -288,7 +307,7 @@ fn start_rounds_count(ctx: &Ctx) -> usize {
 async fn start_rounds(
     ctx: &Ctx,
     fixture: &HttpsFixture,
-    [relay, bridge]: [&Front; 2],
+    fronts: &Fronts,
     mcp_remote: &Result<McpRemote, String>,
 ) -> Result<(Pair, RemoteFigures, Pair, RemoteFigures), BenchError> {
     let (mut starts, mut idle) = (Pair::default(), Pair::default());
@@ -301,11 +320,7 @@ async fn start_rounds(
         match column {
             Column::Direct => starts.push(Side::Direct, direct_start(fixture).await?),
             Column::Relay | Column::Bridged => {
-                let front = if column == Column::Relay {
-                    relay
-                } else {
-                    bridge
-                };
+                let front = fronts.of(column);
                 let mut got = Vec::new();
                 start_round(ctx, front, &mut got).await?;
                 for (pair, value) in [&mut starts, &mut idle].into_iter().zip(got) {
