@@ -193,6 +193,9 @@ pub struct Limits {
     pub max_rounds: u32,
     /// Input requests in one round (M2).
     pub max_inputs_per_round: usize,
+    /// A request that may ask for input waits for its next round in a temporary
+    /// file from this many bytes of params on, not in memory (M2, issue 20).
+    pub kept_in_file_from: usize,
 }
 
 impl Default for Limits {
@@ -208,6 +211,7 @@ impl Default for Limits {
             input_timeout: Duration::from_secs(3600),
             max_rounds: 10,
             max_inputs_per_round: 16,
+            kept_in_file_from: 4 << 20,
         }
     }
 }

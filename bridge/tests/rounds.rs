@@ -599,3 +599,42 @@ async fn r8_methods_that_cannot_ask_for_input_fail_when_they_do() {
         "invalid_response"
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn m2_a_large_request_waits_for_its_next_rounds_in_a_file_and_goes_again_as_it_came() {
+    let limits = Limits {
+        kept_in_file_from: 64,
+        ..Limits::default()
+    };
+    let (mut bridge, mut upstream) = ready_with(limits).await;
+    let arguments = json!({"text": "é \"quoted\" \\ text ".repeat(20), "n": [1, 2.5e3, null]});
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask_form","arguments":arguments}}))
+        .await;
+    let first = upstream.recv().await;
+    let mut previous = first.clone();
+    for (number, state) in ["state-1", "state-2"].into_iter().enumerate() {
+        upstream
+            .respond(&previous, input_required(form_input(), state))
+            .await;
+        let ask = bridge.recv().await;
+        assert_eq!(ask["id"], json!(format!("b-{}", number + 1)));
+        // The file is written while VS Code answers; a user takes longer.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        bridge
+            .send(json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"name":"Ada"}}}))
+            .await;
+        let next = upstream.recv().await;
+        let mut expected = first["params"].clone();
+        expected["inputResponses"] =
+            json!({"profile":{"action":"accept","content":{"name":"Ada"}}});
+        expected["requestState"] = json!(state);
+        assert_eq!(next["params"], expected);
+        previous = next;
+    }
+    upstream.respond(&previous, text("done")).await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}})
+    );
+}

@@ -8,6 +8,7 @@
 
 mod deadlines;
 mod forward;
+mod kept;
 mod lifecycle;
 mod listen;
 mod pass_through;

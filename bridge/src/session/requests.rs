@@ -4,6 +4,7 @@
 
 use super::deadlines::Deadlines;
 use super::forward::{format_duration, invalid_response, may_ask_for_input};
+use super::kept::KeptParams;
 use super::rounds::bridge_number;
 use super::table::{BridgeRequest, IdMap, InFlight, KeptRequest, Pending, RoundPhase};
 use super::{Phase, Session, key_of};
@@ -177,7 +178,7 @@ impl Session {
         );
         let params = Arc::new(params);
         let kept = may_ask_for_input(&method).then(|| KeptRequest {
-            params: params.clone(),
+            params: KeptParams::keep(params.clone(), self.limits.kept_in_file_from),
             meta: meta.clone(),
         });
         self.send_upstream(Outgoing::Request {

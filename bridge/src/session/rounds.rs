@@ -363,6 +363,25 @@ impl Session {
     /// All answers are in: the original request goes upstream again with a new id,
     /// the answers and the unchanged state.
     async fn next_round(&mut self, key: &IdKey) {
+        let Some(request) = self.requests.client.get(key) else {
+            return;
+        };
+        let Some(original) = &request.kept else {
+            return;
+        };
+        let meta = original.meta.clone();
+        let original_params = match original.params.load().await {
+            Ok(params) => params,
+            Err(error) => {
+                let method = request.method.clone();
+                let detail =
+                    format!("the request kept for its next round cannot be read back: {error}");
+                tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
+                let error = BridgeError::with_detail(Cause::OutOfMemory, detail);
+                self.fail_request(key, error).await;
+                return;
+            }
+        };
         let upstream_id = self.requests.next_upstream_id();
         let still_waiting_after = self.limits.still_waiting_after;
         let Some(request) = self.requests.client.get_mut(key) else {
@@ -372,11 +391,7 @@ impl Session {
         else {
             return;
         };
-        let Some(original) = &request.kept else {
-            return;
-        };
-        let meta = original.meta.clone();
-        let mut params = ShallowObject::clone(&original.params);
+        let mut params = ShallowObject::clone(&original_params);
         params.insert_value("inputResponses", &Value::Object(round.answers));
         request.state_sent = round.request_state.is_some();
         if let Some(state) = round.request_state {

@@ -2,13 +2,12 @@
 //! and the bridge's own requests to VS Code (the input requests of M2).
 
 use super::deadlines::DeadlineKey;
+use super::kept::KeptParams;
 use crate::rules::input::Ask;
 use crate::rules::meta::RequestMeta;
 use crate::wire::id::IdKey;
-use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -52,8 +51,7 @@ pub(crate) struct InFlight {
 /// What a request needs for its next round.
 #[derive(Debug)]
 pub(crate) struct KeptRequest {
-    /// The params of round 1, without `_meta`.
-    pub params: Arc<ShallowObject<'static>>,
+    pub params: KeptParams,
     /// The `_meta` of round 1: a request keeps the log level it started with.
     pub meta: RequestMeta,
 }
