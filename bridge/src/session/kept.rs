@@ -17,12 +17,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 /// The params of round 1, without `_meta`.
 #[derive(Debug)]
-pub(crate) struct KeptParams {
-    place: Arc<Mutex<Place>>,
+pub(crate) enum KeptParams {
+    /// Params below the size of a file: the common case costs one share of them.
+    InMemory(Arc<ShallowObject<'static>>),
+    /// Large params: in memory until a blocking task has written them to a file.
+    Large(Arc<Mutex<Place>>),
 }
 
 #[derive(Debug)]
-enum Place {
+pub(crate) enum Place {
     Memory(Arc<ShallowObject<'static>>),
     /// The params as one JSON object.
     File(File),
@@ -34,19 +37,23 @@ impl KeptParams {
     /// writer holds its own share until the request is sent); until then, and when
     /// the file cannot be written, they are kept in memory.
     pub fn keep(params: Arc<ShallowObject<'static>>, file_from: usize) -> Self {
-        let place = Arc::new(Mutex::new(Place::Memory(params.clone())));
-        if json_len(&params) >= file_from {
-            let place = Arc::downgrade(&place);
-            tokio::task::spawn_blocking(move || move_to_file(&params, &place));
+        if json_len(&params) < file_from {
+            return Self::InMemory(params);
         }
-        Self { place }
+        let place = Arc::new(Mutex::new(Place::Memory(params.clone())));
+        let weak = Arc::downgrade(&place);
+        tokio::task::spawn_blocking(move || move_to_file(&params, &weak));
+        Self::Large(place)
     }
 
     /// The params, read back from their file when they are in one.
     pub async fn load(&self) -> io::Result<Arc<ShallowObject<'static>>> {
-        let file = match &*lock(&self.place) {
-            Place::Memory(params) => return Ok(params.clone()),
-            Place::File(file) => file.try_clone()?,
+        let file = match self {
+            Self::InMemory(params) => return Ok(params.clone()),
+            Self::Large(place) => match &*lock(place) {
+                Place::Memory(params) => return Ok(params.clone()),
+                Place::File(file) => file.try_clone()?,
+            },
         };
         tokio::task::spawn_blocking(move || read_back(file))
             .await
@@ -56,7 +63,7 @@ impl KeptParams {
     /// Whether the params wait in a file (for tests).
     #[cfg(test)]
     fn in_file(&self) -> bool {
-        matches!(&*lock(&self.place), Place::File(_))
+        matches!(self, Self::Large(place) if matches!(&*lock(place), Place::File(_)))
     }
 }
 
