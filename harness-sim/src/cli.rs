@@ -4,8 +4,8 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
 //! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
-//! harness-sim relay -- <server command...>
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
+//! harness-sim relay [--whole-lines] -- <server command...>
 //! harness-sim url-relay CA-FILE URL
 //! ```
 //!
@@ -39,11 +39,11 @@ use crate::server_stdio::StdioKind;
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
-                  harness-sim relay -- <server command...>\n    \
-                  passes both directions through unchanged: the floor of bench --floor\n  \
+                  harness-sim relay [--whole-lines] -- <server command...>\n    \
+                  passes both directions through unchanged (each line whole, with --whole-lines): the floor of bench --floor\n  \
                   harness-sim url-relay CA-FILE URL\n    \
                   POSTs each line of stdin to URL and writes each answer: the floor of the URL form"
 )]
@@ -159,6 +159,10 @@ struct BenchArgs {
     /// passes bytes through: the floor of one more process on the path.
     #[arg(long)]
     floor: bool,
+    /// With --floor: the relay holds each line whole before it writes it, as the
+    /// bridge does (it never passes on half a frame): the floor of large messages.
+    #[arg(long, requires = "floor")]
+    whole_lines: bool,
     /// The stdin and stdout of the server on every side (direct, relay, bridged):
     /// socketpair (what VS Code users get on POSIX) or pipe.
     #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
@@ -186,13 +190,14 @@ pub async fn run(args: Vec<OsString>) -> i32 {
         Some("replay") => run_replay(&args).await,
         Some("bench") => run_bench(&args).await,
         Some("relay") => {
+            let whole_lines = args.get(2).is_some_and(|a| a == "--whole-lines");
             let command: Vec<String> = args
                 .iter()
-                .skip(2)
+                .skip(2 + usize::from(whole_lines))
                 .skip_while(|a| *a == "--")
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
-            crate::bench::relay::run(&command)
+            crate::bench::relay::run(&command, whole_lines)
         }
         Some("script-server") => {
             let paths: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
@@ -294,6 +299,7 @@ async fn run_bench(args: &[OsString]) -> i32 {
         embedded: parsed.embedded,
         mcp_remote: parsed.mcp_remote,
         floor: parsed.floor,
+        relay_whole_lines: parsed.whole_lines,
         stdio: parsed.stdio,
         command,
     };

@@ -164,21 +164,22 @@ async fn the_relay_serves_over_socket_pairs_and_gives_its_server_pipes() {
     let (status, _) = probed.wait_exit(LIMIT).await.unwrap();
     assert_eq!(status.code(), Some(0));
 
-    let relay = [
-        common::harness_sim(),
-        "relay".into(),
-        "--".into(),
-        "cat".into(),
-    ];
-    let mut peer = StdioPeer::spawn(&relay).unwrap();
-    peer.send_raw(b"{\"id\":1}\nnot json\n").await.unwrap();
-    let frame = peer.recv(LIMIT).await.unwrap();
-    assert_eq!(frame.frame, serde_json::json!({"id": 1}));
-    assert_eq!(first_line(&mut peer).await, "not json");
-    peer.close_stdin().await;
-    let (status, after_the_end) = peer.wait_exit(LIMIT).await.expect("the relay stops");
-    assert_eq!(status.code(), Some(0));
-    assert!(after_the_end < Duration::from_secs(2), "{after_the_end:?}");
+    // The same with `--whole-lines`, which holds each line until its newline.
+    for options in [&[][..], &["--whole-lines"]] {
+        let mut relay = vec![common::harness_sim(), "relay".into()];
+        relay.extend(options.iter().map(|option| option.to_string()));
+        relay.extend(["--".into(), "cat".into()]);
+        let mut peer = StdioPeer::spawn(&relay).unwrap();
+        peer.send_raw(b"{\"id\"").await.unwrap();
+        peer.send_raw(b":1}\nnot json\n").await.unwrap();
+        let frame = peer.recv(LIMIT).await.unwrap();
+        assert_eq!(frame.frame, serde_json::json!({"id": 1}), "{options:?}");
+        assert_eq!(first_line(&mut peer).await, "not json", "{options:?}");
+        peer.close_stdin().await;
+        let (status, after_the_end) = peer.wait_exit(LIMIT).await.expect("the relay stops");
+        assert_eq!(status.code(), Some(0), "{options:?}");
+        assert!(after_the_end < Duration::from_secs(2), "{after_the_end:?}");
+    }
 }
 
 async fn tapped_probe(stdio: Option<&str>) -> String {

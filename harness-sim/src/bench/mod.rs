@@ -174,6 +174,8 @@ pub struct Options {
     pub mcp_remote: Option<PathBuf>,
     /// Also measure through `harness-sim relay` (the floor of one more process).
     pub floor: bool,
+    /// The relay holds each line whole before it writes it (`--whole-lines`).
+    pub relay_whole_lines: bool,
     /// The stdin and stdout of the server on every side.
     pub stdio: StdioKind,
     /// The command line, for the report.
@@ -194,6 +196,8 @@ pub struct Ctx {
     pub rounds: usize,
     pub quick: bool,
     pub floor: bool,
+    /// The relay holds each line whole before it writes it.
+    pub relay_whole_lines: bool,
     /// The stdin and stdout of the server on every side (direct, relay, bridged).
     pub stdio: StdioKind,
 }
@@ -211,6 +215,9 @@ impl Ctx {
             Side::Relay => {
                 argv.push(self.relay.clone().into_os_string());
                 argv.push("relay".into());
+                if self.relay_whole_lines {
+                    argv.push("--whole-lines".into());
+                }
                 argv.push("--".into());
             }
         }
@@ -319,6 +326,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
             .clone()
             .unwrap_or_else(remote::default_proxy),
         floor: options.floor,
+        relay_whole_lines: options.relay_whole_lines,
         stdio: options.stdio,
         rounds: options
             .rounds
@@ -342,6 +350,9 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         notes.push("direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned());
     }
     notes.push(stdio_note(ctx.stdio));
+    if ctx.floor && ctx.relay_whole_lines {
+        notes.push("relay --whole-lines: the relay holds each line until its newline and writes it in one piece, as the bridge does; the plain relay writes each read at once.".to_owned());
+    }
     for scenario in Scenario::ALL.into_iter().chain(Scenario::ON_REQUEST) {
         if !options.selects(scenario) {
             continue;
@@ -456,6 +467,7 @@ mod tests {
             rounds: 1,
             quick: true,
             floor: true,
+            relay_whole_lines: false,
             stdio: StdioKind::SocketPair,
         };
         assert_eq!(
@@ -466,6 +478,14 @@ mod tests {
         assert_eq!(
             ctx.argv(Side::Relay, &[]),
             ["/h", "relay", "--", "/f"].map(OsString::from)
+        );
+        let whole_lines = Ctx {
+            relay_whole_lines: true,
+            ..ctx
+        };
+        assert_eq!(
+            whole_lines.argv(Side::Relay, &[]),
+            ["/h", "relay", "--whole-lines", "--", "/f"].map(OsString::from)
         );
     }
 }
