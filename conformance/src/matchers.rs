@@ -12,6 +12,7 @@
 //! | `$regex:RE` | a string that RE matches (anchor it yourself) |
 //! | `$capture:NAME` | any value, remembered as NAME |
 //! | `$ref:NAME` | the value remembered as NAME (also in frames to send) |
+//! | `$repeat:N:TEXT` | the string of N times TEXT (also in frames to send: a large message) |
 //! | `$$text` | the literal string `$text` |
 //!
 //! An object matches an object with exactly the same members, unless it has
@@ -196,6 +197,19 @@ fn match_matcher(
             None => Err(mismatch(path, format!("nothing was captured as {name}"))),
         };
     }
+    if let Some(spec) = matcher.strip_prefix("repeat:") {
+        let (count, text) = repeat_spec(spec).map_err(|error| mismatch(path, error))?;
+        let equal = actual
+            .as_str()
+            .is_some_and(|actual| is_repeat(actual, text, count));
+        return type_ok(equal, &format!("{count} times {text:?}")).map_err(|_| {
+            let got = match actual.as_str() {
+                Some(actual) => format!("a string of {} bytes", actual.len()),
+                None => actual.to_string(),
+            };
+            mismatch(path, format!("expected {count} times {text:?}, got {got}"))
+        });
+    }
     if let Some(pattern) = matcher.strip_prefix("regex:") {
         let regex = Regex::new(pattern).map_err(|error| {
             mismatch(
@@ -220,6 +234,23 @@ fn match_matcher(
         "uuid" => type_ok(actual.as_str().is_some_and(is_uuid), "a UUID"),
         _ => Err(mismatch(path, format!("${matcher} is not a known matcher"))),
     }
+}
+
+/// `N:TEXT` of `$repeat:N:TEXT`.
+fn repeat_spec(spec: &str) -> Result<(usize, &str), String> {
+    spec.split_once(':')
+        .and_then(|(count, text)| Some((count.parse().ok()?, text)))
+        .filter(|(_, text)| !text.is_empty())
+        .ok_or_else(|| format!("$repeat:{spec} is not $repeat:N:TEXT"))
+}
+
+/// Whether `actual` is `count` times `text`, without building it.
+fn is_repeat(actual: &str, text: &str, count: usize) -> bool {
+    actual.len() == text.len() * count
+        && actual
+            .as_bytes()
+            .chunks(text.len())
+            .all(|chunk| chunk == text.as_bytes())
 }
 
 /// `8-4-4-4-12` hexadecimal digits.
@@ -411,8 +442,8 @@ pub fn render(expected: &Value, actual: Option<&Value>, captures: &Captures) -> 
     }
 }
 
-/// A frame to send: `$ref:NAME` becomes the captured value and `$$text` the
-/// string `$text`; every other value stays.
+/// A frame to send: `$ref:NAME` becomes the captured value, `$repeat:N:TEXT` the
+/// string of N times TEXT and `$$text` the string `$text`; every other value stays.
 pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
     Ok(match value {
         Value::String(text) => {
@@ -421,6 +452,9 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
                     .get(name)
                     .cloned()
                     .ok_or_else(|| format!("nothing was captured as {name}"))?
+            } else if let Some(spec) = text.strip_prefix("$repeat:") {
+                let (count, text) = repeat_spec(spec)?;
+                Value::String(text.repeat(count))
             } else if let Some(literal) = text.strip_prefix('$').filter(|t| t.starts_with('$')) {
                 Value::String(literal.to_owned())
             } else {
@@ -604,5 +638,22 @@ mod tests {
             substitute_text("{\"id\":${up}}", &captures).unwrap(),
             "{\"id\":3}"
         );
+    }
+
+    #[test]
+    fn repeat_builds_a_large_string_to_send_and_matches_only_that_string() {
+        let captures = Captures::default();
+        assert_eq!(
+            substitute(&json!({"text": "$repeat:3:ab"}), &captures).unwrap(),
+            json!({"text": "ababab"})
+        );
+        assert!(substitute(&json!("$repeat:x:ab"), &captures).is_err());
+        assert!(substitute(&json!("$repeat:3:"), &captures).is_err());
+        ok(json!({"text": "$repeat:3:ab"}), json!({"text": "ababab"}));
+        for wrong in [json!("ababa"), json!("abababab"), json!("abbbab"), json!(6)] {
+            let m = fails(json!({"text": "$repeat:3:ab"}), json!({"text": wrong}));
+            assert_eq!(m.path, "/text");
+            assert!(m.message.contains("expected 3 times \"ab\""), "{m}");
+        }
     }
 }
