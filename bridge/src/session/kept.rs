@@ -9,7 +9,8 @@
 //! directory of `TMPDIR`) and only the bridge's account may read it; it goes
 //! with the request. When no file can be written, the params stay in memory.
 
-use crate::wire::shallow::{ShallowObject, write_json_string};
+use crate::wire::pieces::Sink;
+use crate::wire::shallow::ShallowObject;
 use crate::wire::text::SharedLine;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -94,20 +95,49 @@ fn move_to_file(params: &ShallowObject<'_>, place: &Weak<Mutex<Place>>) {
 }
 
 fn write_file(params: &ShallowObject<'_>) -> io::Result<File> {
-    let mut out = BufWriter::new(tempfile::tempfile()?);
-    out.write_all(b"{")?;
-    for (index, (name, value)) in params.iter().enumerate() {
-        if index > 0 {
-            out.write_all(b",")?;
-        }
-        let mut quoted = Vec::with_capacity(name.len() + 2);
-        write_json_string(name, &mut quoted);
-        out.write_all(&quoted)?;
-        out.write_all(b":")?;
-        out.write_all(value.as_bytes())?;
+    let mut out = FileSink {
+        file: BufWriter::new(tempfile::tempfile()?),
+        error: None,
+    };
+    params.write_into(&mut out);
+    if let Some(error) = out.error {
+        return Err(error);
     }
-    out.write_all(b"}")?;
-    out.into_inner().map_err(io::IntoInnerError::into_error)
+    out.file
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)
+}
+
+/// A file as the sink of `ShallowObject::write_into`, whose writes cannot fail:
+/// the first error is kept, and the writes after it are dropped.
+struct FileSink {
+    file: BufWriter<File>,
+    error: Option<io::Error>,
+}
+
+impl Write for FileSink {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.error.is_none()
+            && let Err(error) = self.file.write_all(bytes)
+        {
+            self.error = Some(error);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink<'_> for FileSink {
+    fn text(&mut self, text: &[u8]) {
+        let _ = self.write(text);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        let _ = self.write(bytes);
+    }
 }
 
 fn read_back(mut file: File) -> io::Result<Arc<ShallowObject<'static>>> {
