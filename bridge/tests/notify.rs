@@ -172,6 +172,33 @@ async fn o7_subscribe_answers_before_the_first_update_and_then_cancels_the_old_s
     );
 }
 
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn o7_a_change_without_an_ack_in_120_s_fails_with_timeout_and_keeps_the_old_stream() {
+    let (mut bridge, mut upstream, old) = listening().await;
+    bridge.send(json!({"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"file:///n"}})).await;
+    let new = upstream.recv().await;
+    assert_eq!(new["method"], "subscriptions/listen");
+    let started = tokio::time::Instant::now();
+    let error = bridge.recv_within(Duration::from_secs(121)).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(120));
+    assert_eq!(error["id"], 7);
+    assert_eq!(
+        error["error"]["data"],
+        json!({"cause":"timeout","detail":"subscriptions/listen: no acknowledgment in 120 s"})
+    );
+    let cancel = upstream.recv().await;
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], new["id"]);
+    assert!(bridge.logs.has("mcp-bridge-vscode: bridge: warning: the listen stream for a change of the subscriptions failed: no acknowledgment in 120 s"));
+    upstream
+        .send(tagged("notifications/tools/list_changed", &old, json!({})))
+        .await;
+    assert_eq!(
+        bridge.recv().await["method"],
+        "notifications/tools/list_changed"
+    );
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn o7_a_failed_stream_for_a_change_gives_the_upstream_error_and_keeps_the_old_one() {
     let (mut bridge, mut upstream, old) = listening().await;

@@ -401,6 +401,44 @@ async fn limits_vscode_that_does_not_answer_in_an_hour_fails_the_request() {
     assert!(bridge.logs.has("mcp-bridge-vscode: bridge: info: still waiting for the answers of the client to the input requests of tools/call (request 5, 10 s)"));
 }
 
+/// The time limit of a round: 120 s for the first round of prompts/get, as for a
+/// list, and 1 h for its later rounds, which follow the user's answers.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn limits_the_first_round_of_prompts_get_has_120_s_and_its_later_rounds_an_hour() {
+    let (mut bridge, mut upstream) = ready().await;
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"ask_name"}}))
+        .await;
+    let first = upstream.recv().await;
+    upstream
+        .respond(&first, input_required(form_input(), "s"))
+        .await;
+    let form = bridge.recv().await;
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":form["id"],"result":{"action":"decline"}}))
+        .await;
+    let second = upstream.recv().await;
+    tokio::time::sleep(Duration::from_secs(121)).await;
+    upstream
+        .respond(&second, json!({"resultType":"complete","messages":[]}))
+        .await;
+    assert_eq!(
+        bridge.recv().await,
+        json!({"jsonrpc":"2.0","id":6,"result":{"messages":[]}})
+    );
+
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"slow"}}))
+        .await;
+    upstream.recv().await;
+    let error = bridge.recv_within(Duration::from_secs(121)).await;
+    assert_eq!(error["id"], 7);
+    assert_eq!(
+        error["error"]["data"],
+        json!({"cause":"timeout","detail":"prompts/get: no response in 120 s"})
+    );
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn quirk_vscode_cancels_while_its_answers_wait_and_the_bridge_cancels_its_requests() {
     let (mut bridge, mut upstream) = ready().await;

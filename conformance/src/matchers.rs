@@ -12,6 +12,7 @@
 //! | `$regex:RE` | a string that RE matches (anchor it yourself) |
 //! | `$capture:NAME` | any value, remembered as NAME |
 //! | `$ref:NAME` | the value remembered as NAME (also in frames to send) |
+//! | `$after:NAME` | in frames to send only: the integer after the one remembered as NAME (an id the peer has not used yet) |
 //! | `$repeat:N:TEXT` | the string of N times TEXT (also in frames to send: a large message) |
 //! | `$$text` | the literal string `$text` |
 //!
@@ -442,8 +443,9 @@ pub fn render(expected: &Value, actual: Option<&Value>, captures: &Captures) -> 
     }
 }
 
-/// A frame to send: `$ref:NAME` becomes the captured value, `$repeat:N:TEXT` the
-/// string of N times TEXT and `$$text` the string `$text`; every other value stays.
+/// A frame to send: `$ref:NAME` becomes the captured value, `$after:NAME` the
+/// integer after it, `$repeat:N:TEXT` the string of N times TEXT and `$$text` the
+/// string `$text`; every other value stays.
 pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
     Ok(match value {
         Value::String(text) => {
@@ -452,6 +454,8 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
                     .get(name)
                     .cloned()
                     .ok_or_else(|| format!("nothing was captured as {name}"))?
+            } else if let Some(name) = text.strip_prefix("$after:") {
+                integer_after(name, captures)?
             } else if let Some(spec) = text.strip_prefix("$repeat:") {
                 let (count, text) = repeat_spec(spec)?;
                 Value::String(text.repeat(count))
@@ -475,6 +479,18 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
         ),
         _ => value.clone(),
     })
+}
+
+/// `$after:NAME`: the captured integer plus one.
+fn integer_after(name: &str, captures: &Captures) -> Result<Value, String> {
+    let captured = captures
+        .get(name)
+        .ok_or_else(|| format!("nothing was captured as {name}"))?;
+    captured
+        .as_u64()
+        .and_then(|n| n.checked_add(1))
+        .map(Value::from)
+        .ok_or_else(|| format!("$after:{name}: the value captured as {name} is {captured}, not an integer from 0 to 2^64-2"))
 }
 
 /// A raw line to send: each `${NAME}` becomes the JSON text of the value
@@ -630,6 +646,16 @@ mod tests {
             json!({"id": 3, "x": "$y", "z": "$any"})
         );
         assert!(substitute(&json!("$ref:none"), &captures).is_err());
+        assert_eq!(
+            substitute(&json!({"id": "$after:up"}), &captures).unwrap(),
+            json!({"id": 4})
+        );
+        assert!(substitute(&json!("$after:none"), &captures).is_err());
+        captures.set("text", json!("b-1"));
+        assert_eq!(
+            substitute(&json!("$after:text"), &captures),
+            Err("$after:text: the value captured as text is \"b-1\", not an integer from 0 to 2^64-2".into())
+        );
         assert_eq!(
             substitute_text("{\"id\":${up},\"x\":\"${none\"}", &captures),
             Err("nothing was captured as none\"".into())
