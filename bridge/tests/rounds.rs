@@ -57,6 +57,30 @@ fn form_input() -> Value {
     json!({"profile":{"method":"elicitation/create","params":{"message":"m","requestedSchema":form_schema()}}})
 }
 
+/// Sends `method` for `name`; its first round asks for the name form, which VS
+/// Code declines; returns the second upstream request.
+async fn declined_first_round(
+    bridge: &mut Bridge,
+    upstream: &mut Upstream,
+    id: u64,
+    method: &str,
+    name: &str,
+    state: &str,
+) -> Value {
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"name":name}}))
+        .await;
+    let first = upstream.recv().await;
+    upstream
+        .respond(&first, input_required(form_input(), state))
+        .await;
+    let form = bridge.recv().await;
+    bridge
+        .send(json!({"jsonrpc":"2.0","id":form["id"],"result":{"action":"decline"}}))
+        .await;
+    upstream.recv().await
+}
+
 fn text(text: &str) -> Value {
     json!({"resultType":"complete","content":[{"type":"text","text":text}]})
 }
@@ -406,18 +430,15 @@ async fn limits_vscode_that_does_not_answer_in_an_hour_fails_the_request() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn limits_the_first_round_of_prompts_get_has_120_s_and_its_later_rounds_an_hour() {
     let (mut bridge, mut upstream) = ready().await;
-    bridge
-        .send(json!({"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"ask_name"}}))
-        .await;
-    let first = upstream.recv().await;
-    upstream
-        .respond(&first, input_required(form_input(), "s"))
-        .await;
-    let form = bridge.recv().await;
-    bridge
-        .send(json!({"jsonrpc":"2.0","id":form["id"],"result":{"action":"decline"}}))
-        .await;
-    let second = upstream.recv().await;
+    let second = declined_first_round(
+        &mut bridge,
+        &mut upstream,
+        6,
+        "prompts/get",
+        "ask_name",
+        "s",
+    )
+    .await;
     tokio::time::sleep(Duration::from_secs(121)).await;
     upstream
         .respond(&second, json!({"resultType":"complete","messages":[]}))
@@ -516,18 +537,8 @@ async fn a_refused_request_state_asks_the_user_to_run_the_tool_again() {
         (5, "tools/call", "ask_form"),
         (6, "prompts/get", "ask_name"),
     ] {
-        bridge
-            .send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"name":name}}))
-            .await;
-        let first = upstream.recv().await;
-        upstream
-            .respond(&first, input_required(form_input(), "old"))
-            .await;
-        let form = bridge.recv().await;
-        bridge
-            .send(json!({"jsonrpc":"2.0","id":form["id"],"result":{"action":"decline"}}))
-            .await;
-        let second = upstream.recv().await;
+        let second =
+            declined_first_round(&mut bridge, &mut upstream, id, method, name, "old").await;
         upstream.respond_error(&second, json!({"code":-32602,"message":"The request state is not valid or has expired.","data":{"x":1}})).await;
         let response = bridge.recv().await;
         if method == "tools/call" {
