@@ -36,6 +36,13 @@ impl Captures {
         self.0.get(name)
     }
 
+    /// The value captured as `name`, for a frame to send: a transcript that names
+    /// no capture of that name is wrong.
+    fn require(&self, name: &str) -> Result<&Value, String> {
+        self.get(name)
+            .ok_or_else(|| format!("nothing was captured as {name}"))
+    }
+
     pub fn set(&mut self, name: &str, value: Value) {
         self.0.insert(name.to_owned(), value);
     }
@@ -450,10 +457,7 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
     Ok(match value {
         Value::String(text) => {
             if let Some(name) = text.strip_prefix("$ref:") {
-                captures
-                    .get(name)
-                    .cloned()
-                    .ok_or_else(|| format!("nothing was captured as {name}"))?
+                captures.require(name)?.clone()
             } else if let Some(name) = text.strip_prefix("$after:") {
                 integer_after(name, captures)?
             } else if let Some(spec) = text.strip_prefix("$repeat:") {
@@ -483,9 +487,7 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
 
 /// `$after:NAME`: the captured integer plus one.
 fn integer_after(name: &str, captures: &Captures) -> Result<Value, String> {
-    let captured = captures
-        .get(name)
-        .ok_or_else(|| format!("nothing was captured as {name}"))?;
+    let captured = captures.require(name)?;
     captured
         .as_u64()
         .and_then(|n| n.checked_add(1))
@@ -506,9 +508,7 @@ pub fn substitute_text(text: &str, captures: &Captures) -> Result<String, String
             return Ok(out);
         };
         let name = &after[..end];
-        let value = captures
-            .get(name)
-            .ok_or_else(|| format!("nothing was captured as {name}"))?;
+        let value = captures.require(name)?;
         out.push_str(&value.to_string());
         rest = &after[end + 1..];
     }
