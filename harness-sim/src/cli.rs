@@ -4,8 +4,8 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
 //! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
-//! harness-sim relay [--whole-lines] -- <server command...>
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
+//! harness-sim relay [--whole-lines | --reactor] -- <server command...>
 //! harness-sim url-relay CA-FILE URL
 //! ```
 //!
@@ -26,6 +26,7 @@ use serde_json::Value;
 use tokio::time::Duration;
 
 use crate::answers::{AnswerPolicy, FormAnswer, Root, SamplingAnswer, UrlAnswer};
+use crate::bench::RelayMode;
 use crate::client::{SimClient, SimOptions};
 use crate::process::{PeerOptions, StdioPeer};
 use crate::profile::Profile;
@@ -39,11 +40,11 @@ use crate::server_stdio::StdioKind;
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
-                  harness-sim relay [--whole-lines] -- <server command...>\n    \
-                  passes both directions through unchanged (each line whole, with --whole-lines): the floor of bench --floor\n  \
+                  harness-sim relay [--whole-lines | --reactor] -- <server command...>\n    \
+                  passes both directions through unchanged (each line whole, with --whole-lines; on a one-thread reactor, with --reactor): the floor of bench --floor\n  \
                   harness-sim url-relay CA-FILE URL\n    \
                   POSTs each line of stdin to URL and writes each answer: the floor of the URL form"
 )]
@@ -161,8 +162,13 @@ struct BenchArgs {
     floor: bool,
     /// With --floor: the relay holds each line whole before it writes it, as the
     /// bridge does (it never passes on half a frame): the floor of large messages.
-    #[arg(long, requires = "floor")]
+    #[arg(long, requires = "floor", conflicts_with = "reactor")]
     whole_lines: bool,
+    /// With --floor: the relay holds each line whole on a one-thread tokio runtime
+    /// with every pipe in the reactor, as the bridge is built: the floor of its
+    /// event loop.
+    #[arg(long, requires = "floor")]
+    reactor: bool,
     /// The stdin and stdout of the server on every side (direct, relay, bridged):
     /// socketpair (what VS Code users get on POSIX) or pipe.
     #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
@@ -299,7 +305,13 @@ async fn run_bench(args: &[OsString]) -> i32 {
         embedded: parsed.embedded,
         mcp_remote: parsed.mcp_remote,
         floor: parsed.floor,
-        relay_whole_lines: parsed.whole_lines,
+        relay_mode: if parsed.reactor {
+            RelayMode::Reactor
+        } else if parsed.whole_lines {
+            RelayMode::WholeLines
+        } else {
+            RelayMode::Plain
+        },
         stdio: parsed.stdio,
         command,
     };

@@ -11,6 +11,15 @@ fn main() {
             .collect();
         std::process::exit(harness_sim::bench::url_relay::run(&rest));
     }
+    // So does the relay that is built as the bridge is.
+    if args.get(1).is_some_and(|a| a == "relay") && args.get(2).is_some_and(|a| a == "--reactor") {
+        let command: Vec<String> = args[3..]
+            .iter()
+            .skip_while(|a| *a == "--")
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        std::process::exit(harness_sim::bench::reactor_relay::run(&command));
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

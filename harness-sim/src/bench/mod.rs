@@ -34,6 +34,7 @@ pub mod frames;
 pub mod http;
 pub mod machine;
 pub mod proc_mem;
+pub mod reactor_relay;
 pub mod relay;
 pub mod remote;
 pub mod report;
@@ -174,12 +175,49 @@ pub struct Options {
     pub mcp_remote: Option<PathBuf>,
     /// Also measure through `harness-sim relay` (the floor of one more process).
     pub floor: bool,
-    /// The relay holds each line whole before it writes it (`--whole-lines`).
-    pub relay_whole_lines: bool,
+    /// What the relay column runs (`--whole-lines`, `--reactor`).
+    pub relay_mode: RelayMode,
     /// The stdin and stdout of the server on every side.
     pub stdio: StdioKind,
     /// The command line, for the report.
     pub command: String,
+}
+
+/// What `harness-sim relay` does in the relay column of `--floor`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RelayMode {
+    /// Two blocking threads write each read at once: the floor of one more process.
+    #[default]
+    Plain,
+    /// Each line is held whole, then written in one piece, as the bridge must.
+    WholeLines,
+    /// Each line whole, on a one-thread tokio runtime with every pipe in the
+    /// reactor: a process built as the bridge is, without its work.
+    Reactor,
+}
+
+impl RelayMode {
+    /// The option of `harness-sim relay` for this mode.
+    fn flag(self) -> Option<&'static str> {
+        match self {
+            Self::Plain => None,
+            Self::WholeLines => Some("--whole-lines"),
+            Self::Reactor => Some("--reactor"),
+        }
+    }
+
+    /// The note of the report on this mode.
+    fn note(self) -> Option<&'static str> {
+        match self {
+            Self::Plain => None,
+            Self::WholeLines => Some(
+                "relay --whole-lines: the relay holds each line until its newline and writes it in one piece, as the bridge does; the plain relay writes each read at once.",
+            ),
+            Self::Reactor => Some(
+                "relay --reactor: the relay holds each line whole and runs on a one-thread tokio runtime with its stdin, its stdout and the server's pipes in the reactor, as the bridge does; the plain relay uses two blocking threads.",
+            ),
+        }
+    }
 }
 
 /// What every measurement needs: the executables and the sizes of the run.
@@ -196,8 +234,8 @@ pub struct Ctx {
     pub rounds: usize,
     pub quick: bool,
     pub floor: bool,
-    /// The relay holds each line whole before it writes it.
-    pub relay_whole_lines: bool,
+    /// What the relay column runs.
+    pub relay_mode: RelayMode,
     /// The stdin and stdout of the server on every side (direct, relay, bridged).
     pub stdio: StdioKind,
 }
@@ -215,9 +253,7 @@ impl Ctx {
             Side::Relay => {
                 argv.push(self.relay.clone().into_os_string());
                 argv.push("relay".into());
-                if self.relay_whole_lines {
-                    argv.push("--whole-lines".into());
-                }
+                argv.extend(self.relay_mode.flag().map(OsString::from));
                 argv.push("--".into());
             }
         }
@@ -326,7 +362,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
             .clone()
             .unwrap_or_else(remote::default_proxy),
         floor: options.floor,
-        relay_whole_lines: options.relay_whole_lines,
+        relay_mode: options.relay_mode,
         stdio: options.stdio,
         rounds: options
             .rounds
@@ -350,8 +386,8 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
         notes.push("direct: copilot-cli 1.0.95 on the 2026-07-28 path (_meta on every request) talking to the fixture; bridged: the same client on the 2025-11-25 path (initialize, then the same calls) talking to the bridge in front of the fixture. Medians over the rounds; the rounds alternate the sides (ABBA).".to_owned());
     }
     notes.push(stdio_note(ctx.stdio));
-    if ctx.floor && ctx.relay_whole_lines {
-        notes.push("relay --whole-lines: the relay holds each line until its newline and writes it in one piece, as the bridge does; the plain relay writes each read at once.".to_owned());
+    if let Some(note) = ctx.relay_mode.note().filter(|_| ctx.floor) {
+        notes.push(note.to_owned());
     }
     for scenario in Scenario::ALL.into_iter().chain(Scenario::ON_REQUEST) {
         if !options.selects(scenario) {
@@ -467,7 +503,7 @@ mod tests {
             rounds: 1,
             quick: true,
             floor: true,
-            relay_whole_lines: false,
+            relay_mode: RelayMode::Plain,
             stdio: StdioKind::SocketPair,
         };
         assert_eq!(
@@ -480,12 +516,20 @@ mod tests {
             ["/h", "relay", "--", "/f"].map(OsString::from)
         );
         let whole_lines = Ctx {
-            relay_whole_lines: true,
-            ..ctx
+            relay_mode: RelayMode::WholeLines,
+            ..ctx.clone()
         };
         assert_eq!(
             whole_lines.argv(Side::Relay, &[]),
             ["/h", "relay", "--whole-lines", "--", "/f"].map(OsString::from)
+        );
+        let reactor = Ctx {
+            relay_mode: RelayMode::Reactor,
+            ..ctx
+        };
+        assert_eq!(
+            reactor.argv(Side::Relay, &[]),
+            ["/h", "relay", "--reactor", "--", "/f"].map(OsString::from)
         );
     }
 }

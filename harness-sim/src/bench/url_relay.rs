@@ -111,7 +111,7 @@ fn headers_of(line: &[u8]) -> (String, Option<String>) {
 
 /// Stdin in the reactor when it is a pipe or a socket (the bench gives one or the
 /// other), else tokio's, which reads on a blocking thread.
-fn input() -> Box<dyn AsyncRead + Unpin> {
+pub(super) fn input() -> Box<dyn AsyncRead + Unpin> {
     let reactor = match descriptor(std::io::stdin().as_fd()) {
         Some((fd, true)) => pipe::Receiver::from_owned_fd(fd)
             .ok()
@@ -125,7 +125,7 @@ fn input() -> Box<dyn AsyncRead + Unpin> {
 }
 
 /// Stdout, as [`input`].
-fn output() -> Box<dyn AsyncWrite + Unpin + Send> {
+pub(super) fn output() -> Box<dyn AsyncWrite + Unpin + Send> {
     let reactor = match descriptor(std::io::stdout().as_fd()) {
         Some((fd, true)) => pipe::Sender::from_owned_fd(fd)
             .ok()
