@@ -111,7 +111,7 @@ impl<'a> Envelope<'a> {
         if !self.is_version_2() || self.result.is_some() || self.error.is_some() {
             return None;
         }
-        let id: Value = serde_json::from_str(self.id?).ok()?;
+        let id = id_of(self.id?)?;
         let method = string_of(self.method?)?;
         if !is_valid_id(&id) || !wanted(&method) {
             return None;
@@ -432,6 +432,23 @@ pub fn encode_result_line<'f>(id: &Value, result: &'f ShallowObject<'_>, out: &m
     out.bytes(b"}\n");
 }
 
+/// The tree of a request's id, checked JSON text. The ids that clients write, a
+/// small integer or a plain string, are read without building serde_json's
+/// parser for a few bytes; any other text goes to it.
+fn id_of(json: &str) -> Option<Value> {
+    let bytes = json.as_bytes();
+    let plain_integer = matches!(bytes, [b'0'] | [b'1'..=b'9', ..])
+        && bytes.len() < 20
+        && bytes.iter().all(u8::is_ascii_digit);
+    if plain_integer {
+        return json.parse::<u64>().ok().map(Value::from);
+    }
+    match string_of(json) {
+        Some(text) => Some(Value::String(text.into_owned())),
+        None => serde_json::from_str(json).ok(),
+    }
+}
+
 /// The text of a JSON string; `None` for another kind of value.
 fn string_of(json: &str) -> Option<Cow<'_, str>> {
     let inner = json.strip_prefix('"')?.strip_suffix('"')?;
@@ -447,6 +464,35 @@ mod tests {
     use super::*;
     use crate::wire::frame::{Message, Outcome};
     use serde_json::json;
+
+    #[test]
+    fn an_id_reads_as_serde_json_reads_it() {
+        for id in [
+            "0",
+            "7",
+            "1234567890123456789",
+            "12345678901234567890",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-1",
+            "1.5",
+            "1e3",
+            "\"a\"",
+            "\"\"",
+            "\"a\\\"b\\u00e9\"",
+            "\"\\ud800\"",
+            "null",
+            "true",
+            "[1]",
+            "{}",
+        ] {
+            assert_eq!(
+                id_of(id),
+                serde_json::from_str::<Value>(id).ok(),
+                "the id {id}"
+            );
+        }
+    }
 
     /// Lines of every kind: clean and not, valid and not, and text that only
     /// serde_json's tree refuses (which the full parse must answer).
