@@ -4,8 +4,8 @@
 //! harness-sim <profile> [--call TOOL ARGS_JSON]... [--answers FILE] [--record FILE] [--json] [--no-delay] [--stdio KIND] -- <server command...>
 //! harness-sim tap --out FILE [--stdio KIND] -- <server command...>
 //! harness-sim replay FILE [--stdio KIND] -- <server command...>
-//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
-//! harness-sim relay [--whole-lines | --reactor] -- <server command...>
+//! harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor | --tasks]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]
+//! harness-sim relay [--whole-lines | --reactor | --tasks] -- <server command...>
 //! harness-sim url-relay CA-FILE URL
 //! ```
 //!
@@ -40,11 +40,11 @@ use crate::server_stdio::StdioKind;
     about = "Runs one session of a simulated VS Code MCP client against a stdio MCP server.",
     after_help = "Profiles: local-1.140, local-1.141, local-1.142, copilot-1.0.89, copilot-1.0.92, copilot-1.0.95.\n\
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
-                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
+                  harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor | --tasks]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
                   (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
-                  harness-sim relay [--whole-lines | --reactor] -- <server command...>\n    \
-                  passes both directions through unchanged (each line whole, with --whole-lines; on a one-thread reactor, with --reactor): the floor of bench --floor\n  \
+                  harness-sim relay [--whole-lines | --reactor | --tasks] -- <server command...>\n    \
+                  passes both directions through unchanged (each line whole, with --whole-lines; on a one-thread reactor, with --reactor; through the bridge's tasks on that reactor, with --tasks): the floor of bench --floor\n  \
                   harness-sim url-relay CA-FILE URL\n    \
                   POSTs each line of stdin to URL and writes each answer: the floor of the URL form"
 )]
@@ -167,8 +167,12 @@ struct BenchArgs {
     /// With --floor: the relay holds each line whole on a one-thread tokio runtime
     /// with every pipe in the reactor, as the bridge is built: the floor of its
     /// event loop.
-    #[arg(long, requires = "floor")]
+    #[arg(long, requires = "floor", conflicts_with = "tasks")]
     reactor: bool,
+    /// With --floor: as --reactor, each line handed through the bridge's tasks and
+    /// channels (four hops a call): the floor of its shape.
+    #[arg(long, requires = "floor", conflicts_with = "whole_lines")]
+    tasks: bool,
     /// The stdin and stdout of the server on every side (direct, relay, bridged):
     /// socketpair (what VS Code users get on POSIX) or pipe.
     #[arg(long, value_name = "KIND", default_value_t = StdioKind::default())]
@@ -307,6 +311,8 @@ async fn run_bench(args: &[OsString]) -> i32 {
         floor: parsed.floor,
         relay_mode: if parsed.reactor {
             RelayMode::Reactor
+        } else if parsed.tasks {
+            RelayMode::Tasks
         } else if parsed.whole_lines {
             RelayMode::WholeLines
         } else {

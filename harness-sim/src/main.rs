@@ -11,14 +11,21 @@ fn main() {
             .collect();
         std::process::exit(harness_sim::bench::url_relay::run(&rest));
     }
-    // So does the relay that is built as the bridge is.
-    if args.get(1).is_some_and(|a| a == "relay") && args.get(2).is_some_and(|a| a == "--reactor") {
+    // So do the relays that are built as the bridge is.
+    let reactor_mode = args
+        .get(2)
+        .filter(|_| args.get(1).is_some_and(|a| a == "relay"));
+    if let Some(tasks) = reactor_mode.and_then(|mode| match mode.to_str() {
+        Some("--reactor") => Some(false),
+        Some("--tasks") => Some(true),
+        _ => None,
+    }) {
         let command: Vec<String> = args[3..]
             .iter()
             .skip_while(|a| *a == "--")
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        std::process::exit(harness_sim::bench::reactor_relay::run(&command));
+        std::process::exit(harness_sim::bench::reactor_relay::run(&command, tasks));
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

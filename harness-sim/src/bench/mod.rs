@@ -175,7 +175,7 @@ pub struct Options {
     pub mcp_remote: Option<PathBuf>,
     /// Also measure through `harness-sim relay` (the floor of one more process).
     pub floor: bool,
-    /// What the relay column runs (`--whole-lines`, `--reactor`).
+    /// What the relay column runs (`--whole-lines`, `--reactor`, `--tasks`).
     pub relay_mode: RelayMode,
     /// The stdin and stdout of the server on every side.
     pub stdio: StdioKind,
@@ -194,6 +194,9 @@ pub enum RelayMode {
     /// Each line whole, on a one-thread tokio runtime with every pipe in the
     /// reactor: a process built as the bridge is, without its work.
     Reactor,
+    /// As `Reactor`, each line handed through the bridge's tasks and channels:
+    /// the bridge without its work.
+    Tasks,
 }
 
 impl RelayMode {
@@ -203,6 +206,7 @@ impl RelayMode {
             Self::Plain => None,
             Self::WholeLines => Some("--whole-lines"),
             Self::Reactor => Some("--reactor"),
+            Self::Tasks => Some("--tasks"),
         }
     }
 
@@ -215,6 +219,9 @@ impl RelayMode {
             ),
             Self::Reactor => Some(
                 "relay --reactor: the relay holds each line whole and runs on a one-thread tokio runtime with its stdin, its stdout and the server's pipes in the reactor, as the bridge does; the plain relay uses two blocking threads.",
+            ),
+            Self::Tasks => Some(
+                "relay --tasks: as relay --reactor, with each line handed through the bridge's tasks: a reader task a direction, one middle task for both (the session's place) and a writer task a direction, joined by channels as the bridge's (four hops a call); the plain relay uses two blocking threads.",
             ),
         }
     }
@@ -530,6 +537,14 @@ mod tests {
         assert_eq!(
             reactor.argv(Side::Relay, &[]),
             ["/h", "relay", "--reactor", "--", "/f"].map(OsString::from)
+        );
+        let tasks = Ctx {
+            relay_mode: RelayMode::Tasks,
+            ..reactor
+        };
+        assert_eq!(
+            tasks.argv(Side::Relay, &[]),
+            ["/h", "relay", "--tasks", "--", "/f"].map(OsString::from)
         );
     }
 }
