@@ -123,7 +123,7 @@ impl<'a> Serve<'a> {
         let tasks = TaskTracker::new();
         let stop = CancellationToken::new();
         let (client_sender, client_events) = mpsc::channel(1024);
-        let (sink, frames) = ClientSink::new(1024);
+        let (sink, write_client) = ClientSink::new(Box::new(output), 1024);
         let end_of_input = Arc::new(Notify::new());
         let end = end_of_input.clone();
         let reader = client::read_client(
@@ -137,7 +137,7 @@ impl<'a> Serve<'a> {
             },
         );
         tasks.spawn(stop.clone().run_until_cancelled_owned(reader));
-        let writer = tasks.spawn(client::write_client(output, frames));
+        let writer = tasks.spawn(write_client);
         let slot = UpstreamSlot::default();
         let session = Session::new(
             config,

@@ -6,4 +6,4 @@ pub mod stdio;
 pub(crate) mod writer;
 
 pub(crate) use reader::{ClientEvent, ForwardedRequest, read_client};
-pub(crate) use writer::{ClientSink, write_client};
+pub(crate) use writer::ClientSink;

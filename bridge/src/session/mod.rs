@@ -2,8 +2,9 @@
 //!
 //! One task owns the state of the connection: the lifecycle, the requests in flight
 //! and the timers. Frames come in through channels (from the stdin reader and from
-//! the upstream link) and go out through one channel to the stdout writer, so the
-//! order of frames toward VS Code is decided here and nowhere else. The tasks
+//! the upstream link) and go out through one sink to stdout, which the session
+//! writes itself or queues for the writer task, so the order of frames toward VS
+//! Code is decided here and nowhere else. The tasks
 //! around it and the watchdog are in [`crate::serve`].
 
 mod deadlines;

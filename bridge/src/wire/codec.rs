@@ -4,6 +4,8 @@
 
 use super::pieces::{self, Encode, Pieces, Sink};
 use serde_json::Value;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 
 pub use super::line_reader::{KEPT_BYTES, Line, LineReader};
@@ -57,6 +59,21 @@ pub fn failure_of(error: &serde_json::Error) -> Option<ParseFailure> {
 /// frame does not keep its memory for the rest of the session.
 const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
+/// The buffer between the frames and the output.
+const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
+
+/// What [`LineWriter::write_now`] did with a frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum WrittenNow {
+    /// The frame is written and flushed.
+    Done,
+    /// The frame is in the writer's buffer, and the output took only part of it
+    /// or none: a flush must follow.
+    Buffered,
+    /// Nothing was written: the frame is too large to be written without a wait.
+    NotNow,
+}
+
 /// Writes frames as lines: buffered, flushed when no more frames wait, through a
 /// frame buffer that a large frame does not keep.
 #[derive(Debug)]
@@ -68,8 +85,36 @@ pub struct LineWriter<W: AsyncWrite> {
 impl<W: AsyncWrite + Unpin> LineWriter<W> {
     pub fn new(output: W) -> Self {
         Self {
-            output: BufWriter::with_capacity(64 * 1024, output),
+            output: BufWriter::with_capacity(OUTPUT_BUFFER_BYTES, output),
             buffer: Vec::new(),
+        }
+    }
+
+    /// Writes and flushes a small `frame` without a wait, for a writer whose
+    /// buffer is empty: the frame goes into the buffer whole, and the output takes
+    /// what it can at once. A frame that does not fit the buffer is not written
+    /// (`NotNow`), so that a large member is still written from where it is.
+    pub fn write_now(&mut self, frame: &impl Encode) -> std::io::Result<WrittenNow> {
+        self.buffer.clear();
+        let mut pieces = Pieces::new(&mut self.buffer);
+        frame.encode(&mut pieces);
+        let room = OUTPUT_BUFFER_BYTES.saturating_sub(self.output.buffer().len());
+        if !pieces.into_large().is_empty() || self.buffer.len() > room {
+            return Ok(WrittenNow::NotNow);
+        }
+        // A frame that fits is copied whole into the buffer, without a write;
+        // the flush then writes what the output takes and keeps the rest.
+        let mut context = Context::from_waker(Waker::noop());
+        match Pin::new(&mut self.output).poll_write(&mut context, &self.buffer) {
+            Poll::Ready(Ok(copied)) if copied == self.buffer.len() => {}
+            Poll::Ready(Ok(_)) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Poll::Ready(Err(error)) => return Err(error),
+            Poll::Pending => return Ok(WrittenNow::NotNow),
+        }
+        match Pin::new(&mut self.output).poll_flush(&mut context) {
+            Poll::Ready(Ok(())) => Ok(WrittenNow::Done),
+            Poll::Ready(Err(error)) => Err(error),
+            Poll::Pending => Ok(WrittenNow::Buffered),
         }
     }
 
