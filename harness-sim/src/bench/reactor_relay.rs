@@ -111,8 +111,8 @@ async fn relay_through_tasks(
     let (to_client, client_queue) = mpsc::channel(TO_CLIENT);
     tokio::task::spawn_local(read_lines(client_in, from_client));
     tokio::task::spawn_local(read_lines(server_out, from_server));
-    let server_writer = tokio::task::spawn_local(write_unbounded(server_in, server_queue));
-    let client_writer = tokio::task::spawn_local(write_bounded(client_out, client_queue));
+    let server_writer = tokio::task::spawn_local(write_lines(server_in, server_queue, true));
+    let client_writer = tokio::task::spawn_local(write_lines(client_out, client_queue, false));
     let middle = tokio::task::spawn_local(async move {
         // Dropped at the end of the client's input: the server's stdin closes.
         let mut to_server = Some(to_server);
@@ -155,24 +155,46 @@ async fn read_lines(from: impl AsyncRead + Unpin, lines: mpsc::Sender<Vec<u8>>) 
     }
 }
 
-async fn write_unbounded(to: impl AsyncWrite + Unpin, mut lines: mpsc::UnboundedReceiver<Vec<u8>>) {
-    let mut to = BufWriter::with_capacity(64 * 1024, to);
-    while let Some(line) = lines.recv().await {
-        if write_line(&mut to, &line, lines.is_empty()).await.is_err() {
-            return;
-        }
-    }
-    let _ = to.shutdown().await;
+/// A channel of lines, bounded or not, as the writers of the bridge read them.
+trait LineQueue {
+    fn next(&mut self) -> impl Future<Output = Option<Vec<u8>>>;
+    fn is_empty(&self) -> bool;
 }
 
-async fn write_bounded(to: impl AsyncWrite + Unpin, mut lines: mpsc::Receiver<Vec<u8>>) {
+impl LineQueue for mpsc::Receiver<Vec<u8>> {
+    fn next(&mut self) -> impl Future<Output = Option<Vec<u8>>> {
+        self.recv()
+    }
+
+    fn is_empty(&self) -> bool {
+        mpsc::Receiver::is_empty(self)
+    }
+}
+
+impl LineQueue for mpsc::UnboundedReceiver<Vec<u8>> {
+    fn next(&mut self) -> impl Future<Output = Option<Vec<u8>>> {
+        self.recv()
+    }
+
+    fn is_empty(&self) -> bool {
+        mpsc::UnboundedReceiver::is_empty(self)
+    }
+}
+
+/// Writes each line of `lines`, flushing when no more wait, until the channel
+/// ends; then ends the output (`shutdown`: the server's stdin) or only flushes it.
+async fn write_lines(to: impl AsyncWrite + Unpin, mut lines: impl LineQueue, shutdown: bool) {
     let mut to = BufWriter::with_capacity(64 * 1024, to);
-    while let Some(line) = lines.recv().await {
+    while let Some(line) = lines.next().await {
         if write_line(&mut to, &line, lines.is_empty()).await.is_err() {
             return;
         }
     }
-    let _ = to.flush().await;
+    let _ = if shutdown {
+        to.shutdown().await
+    } else {
+        to.flush().await
+    };
 }
 
 async fn write_line(
