@@ -58,7 +58,7 @@ struct Slot {
 }
 
 /// Work for the writer task: stdout itself when the task takes it over, and the
-/// frame to write (none: only the rest of a frame in the buffer to flush).
+/// frame to write (none: the rest of a frame that the session began to write).
 struct Job {
     writer: Option<LineWriter<Output>>,
     frame: Option<ClientFrame>,
@@ -135,8 +135,9 @@ impl ClientSink {
         match writer.write_now(&frame) {
             Ok(WrittenNow::Done) => None,
             Ok(WrittenNow::NotNow) => Some(frame),
-            Ok(WrittenNow::Buffered) => {
-                // Stdout is full: the writer task writes the rest when it has room.
+            Ok(WrittenNow::Unfinished) => {
+                // Stdout is full, or the frame is larger than its buffer: the
+                // writer task writes the rest of its encoding when stdout has room.
                 // No job waits while stdout is idle, so the queue has room.
                 let writer = slot.idle.take();
                 let _ = self.jobs.try_send(Job {
@@ -173,7 +174,7 @@ async fn write_client(mut jobs: mpsc::Receiver<Job>, slot: Arc<Mutex<Slot>>) {
         let flush = jobs.is_empty();
         let written = match job.frame {
             Some(frame) => writer.write(frame, flush).await,
-            None => writer.flush().await,
+            None => writer.finish().await,
         };
         if written.is_err() {
             lock(&slot).broken = true;

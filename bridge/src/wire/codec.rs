@@ -67,10 +67,11 @@ const OUTPUT_BUFFER_BYTES: usize = 64 * 1024;
 pub enum WrittenNow {
     /// The frame is written and flushed.
     Done,
-    /// The frame is in the writer's buffer, and the output took only part of it
-    /// or none: a flush must follow.
-    Buffered,
-    /// Nothing was written: the frame is too large to be written without a wait.
+    /// The frame is encoded in the writer, and the output took only part of it or
+    /// none: [`LineWriter::finish`] writes the rest, without the frame.
+    Unfinished,
+    /// Nothing was kept: the frame has a large member, which is written from the
+    /// frame itself ([`LineWriter::write`]).
     NotNow,
 }
 
@@ -80,6 +81,8 @@ pub enum WrittenNow {
 pub struct LineWriter<W: AsyncWrite> {
     output: BufWriter<W>,
     buffer: Vec<u8>,
+    /// `buffer` holds a frame of [`Self::write_now`] that is still to be written.
+    unwritten: bool,
 }
 
 impl<W: AsyncWrite + Unpin> LineWriter<W> {
@@ -87,20 +90,26 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         Self {
             output: BufWriter::with_capacity(OUTPUT_BUFFER_BYTES, output),
             buffer: Vec::new(),
+            unwritten: false,
         }
     }
 
-    /// Writes and flushes a small `frame` without a wait, for a writer whose
-    /// buffer is empty: the frame goes into the buffer whole, and the output takes
-    /// what it can at once. A frame that does not fit the buffer is not written
-    /// (`NotNow`), so that a large member is still written from where it is.
+    /// Writes and flushes `frame` without a wait, for a writer with nothing left
+    /// to write: a frame that fits the output buffer goes into it whole, and the
+    /// output takes what it can at once. A larger frame stays encoded for
+    /// [`Self::finish`], so that it is encoded once; one with a large member is not
+    /// kept (`NotNow`), so that the member is still written from where it is.
     pub fn write_now(&mut self, frame: &impl Encode) -> std::io::Result<WrittenNow> {
         self.buffer.clear();
         let mut pieces = Pieces::new(&mut self.buffer);
         frame.encode(&mut pieces);
-        let room = OUTPUT_BUFFER_BYTES.saturating_sub(self.output.buffer().len());
-        if !pieces.into_large().is_empty() || self.buffer.len() > room {
+        if !pieces.into_large().is_empty() {
             return Ok(WrittenNow::NotNow);
+        }
+        let room = OUTPUT_BUFFER_BYTES.saturating_sub(self.output.buffer().len());
+        if self.buffer.len() > room {
+            self.unwritten = true;
+            return Ok(WrittenNow::Unfinished);
         }
         // A frame that fits is copied whole into the buffer, without a write;
         // the flush then writes what the output takes and keeps the rest.
@@ -109,13 +118,27 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
             Poll::Ready(Ok(copied)) if copied == self.buffer.len() => {}
             Poll::Ready(Ok(_)) => return Err(std::io::ErrorKind::WriteZero.into()),
             Poll::Ready(Err(error)) => return Err(error),
-            Poll::Pending => return Ok(WrittenNow::NotNow),
+            Poll::Pending => {
+                self.unwritten = true;
+                return Ok(WrittenNow::Unfinished);
+            }
         }
         match Pin::new(&mut self.output).poll_flush(&mut context) {
             Poll::Ready(Ok(())) => Ok(WrittenNow::Done),
             Poll::Ready(Err(error)) => Err(error),
-            Poll::Pending => Ok(WrittenNow::Buffered),
+            Poll::Pending => Ok(WrittenNow::Unfinished),
         }
+    }
+
+    /// Writes what [`Self::write_now`] left, and flushes.
+    pub async fn finish(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.unwritten) {
+            self.output.write_all(&self.buffer).await?;
+            if self.buffer.capacity() > KEEP_BUFFER_BYTES {
+                self.buffer = Vec::new();
+            }
+        }
+        self.output.flush().await
     }
 
     /// Writes `frame` as `encode` appends it. A frame whose encoding is all in the
@@ -201,6 +224,28 @@ pub fn recover_id(head: &[u8], tail: &[u8]) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[tokio::test]
+    async fn a_frame_larger_than_the_buffer_is_encoded_once_and_finished_whole() {
+        let frame = json!({"id": 1, "text": "y".repeat(2 * OUTPUT_BUFFER_BYTES)});
+        let mut writer = LineWriter::new(Vec::new());
+        assert_eq!(writer.write_now(&frame).unwrap(), WrittenNow::Unfinished);
+        assert!(writer.output.get_ref().is_empty());
+        writer.finish().await.unwrap();
+        // A second finish has nothing left to write.
+        writer.finish().await.unwrap();
+        let mut expected = serde_json::to_vec(&frame).unwrap();
+        expected.push(b'\n');
+        assert_eq!(writer.output.get_ref(), &expected);
+    }
+
+    #[tokio::test]
+    async fn a_small_frame_is_written_and_flushed_at_once() {
+        let frame = json!({"id": 2});
+        let mut writer = LineWriter::new(Vec::new());
+        assert_eq!(writer.write_now(&frame).unwrap(), WrittenNow::Done);
+        assert_eq!(writer.output.get_ref(), b"{\"id\":2}\n");
+    }
 
     async fn lines(input: &[u8], max: usize) -> Vec<Line> {
         let mut reader = LineReader::new(input, max);
