@@ -1,16 +1,15 @@
 //! The writing end toward VS Code. The session writes a small frame to stdout
-//! itself when stdout takes it at once and nothing waits before it (issue 20: a
-//! call then passes no task between the session and stdout); any other frame goes
-//! to a writer task, which has stdout until every frame before it is written.
-//! Either way the frames leave in the order the session sends them.
+//! itself when stdout takes it at once and nothing waits before it; any other
+//! frame goes to a writer task, which has stdout until every frame before it is
+//! written ([`WriteThrough`]). Either way the frames leave in the order the session
+//! sends them.
 
-use crate::wire::codec::{LineWriter, WrittenNow};
 use crate::wire::pieces::{Encode, Sink};
 use crate::wire::raw::encode_result_line;
 use crate::wire::shallow::ShallowObject;
+use crate::wire::write_through::{AtEnd, Job, WriteThrough};
 use serde_json::Value;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 
@@ -48,27 +47,11 @@ impl Encode for PassedResult {
     }
 }
 
-/// Stdout while no task writes to it.
-struct Slot {
-    /// The writer, while nothing waits to be written; `None` while the writer
-    /// task has it.
-    idle: Option<LineWriter<Output>>,
-    /// A write failed: VS Code is gone, and nothing more is written.
-    broken: bool,
-}
-
-/// Work for the writer task: stdout itself when the task takes it over, and the
-/// frame to write (none: the rest of a frame that the session began to write).
-struct Job {
-    writer: Option<LineWriter<Output>>,
-    frame: Option<ClientFrame>,
-}
-
 /// The frames for VS Code, in order.
 #[derive(Clone)]
 pub(crate) struct ClientSink {
-    jobs: mpsc::Sender<Job>,
-    slot: Arc<Mutex<Slot>>,
+    jobs: mpsc::Sender<Job<Output, ClientFrame>>,
+    output: WriteThrough<Output>,
 }
 
 impl fmt::Debug for ClientSink {
@@ -85,12 +68,9 @@ impl ClientSink {
         capacity: usize,
     ) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (jobs, queue) = mpsc::channel(capacity);
-        let slot = Arc::new(Mutex::new(Slot {
-            idle: Some(LineWriter::new(output)),
-            broken: false,
-        }));
-        let writer = write_client(queue, slot.clone());
-        (Self { jobs, slot }, writer)
+        let output = WriteThrough::new(output);
+        let writer = output.clone().write_queued(queue, AtEnd::Flush);
+        (Self { jobs, output }, writer)
     }
 
     /// Writes or queues one frame. When VS Code reads slowly, this waits: the
@@ -106,90 +86,17 @@ impl ClientSink {
     }
 
     async fn send_frame(&self, frame: ClientFrame) {
-        let Some(frame) = self.write_now(frame) else {
+        let unfinished = |job| {
+            let _ = self.jobs.try_send(job);
+        };
+        let Some(frame) = self.output.write_now(frame, unfinished) else {
             return;
         };
         // Stdout is gone only when VS Code is gone; the end of stdin follows.
         let Ok(permit) = self.jobs.reserve().await else {
             return;
         };
-        // Under the lock: the writer task gives stdout back only while no job waits.
-        let mut slot = lock(&self.slot);
-        let writer = slot.idle.take();
-        permit.send(Job {
-            writer,
-            frame: Some(frame),
-        });
-    }
-
-    /// Writes `frame` when stdout is idle and takes it at once; gives it back when
-    /// the writer task must write it.
-    fn write_now(&self, frame: ClientFrame) -> Option<ClientFrame> {
-        let mut slot = lock(&self.slot);
-        if slot.broken {
-            return None;
-        }
-        let Some(writer) = slot.idle.as_mut() else {
-            return Some(frame);
-        };
-        match writer.write_now(&frame) {
-            Ok(WrittenNow::Done) => None,
-            Ok(WrittenNow::NotNow) => Some(frame),
-            Ok(WrittenNow::Unfinished) => {
-                // Stdout is full, or the frame is larger than its buffer: the
-                // writer task writes the rest of its encoding when stdout has room.
-                // No job waits while stdout is idle, so the queue has room.
-                let writer = slot.idle.take();
-                let _ = self.jobs.try_send(Job {
-                    writer,
-                    frame: None,
-                });
-                None
-            }
-            Err(_) => {
-                slot.broken = true;
-                slot.idle = None;
-                None
-            }
-        }
-    }
-}
-
-fn lock(slot: &Mutex<Slot>) -> MutexGuard<'_, Slot> {
-    // A panic under the lock leaves the slot as whole as before it.
-    slot.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Writes the queued frames to stdout until the session drops its sink, and gives
-/// stdout back to the session whenever no more frames wait.
-async fn write_client(mut jobs: mpsc::Receiver<Job>, slot: Arc<Mutex<Slot>>) {
-    let mut held: Option<LineWriter<Output>> = None;
-    while let Some(job) = jobs.recv().await {
-        if job.writer.is_some() {
-            held = job.writer;
-        }
-        let Some(writer) = held.as_mut() else {
-            continue;
-        };
-        let flush = jobs.is_empty();
-        let written = match job.frame {
-            Some(frame) => writer.write(frame, flush).await,
-            None => writer.finish().await,
-        };
-        if written.is_err() {
-            lock(&slot).broken = true;
-            return;
-        }
-        if flush {
-            let mut slot = lock(&slot);
-            if jobs.is_empty() {
-                slot.idle = held.take();
-            }
-        }
-    }
-    // Stdout stays open: VS Code reads it until the bridge exits.
-    if let Some(mut writer) = held {
-        let _ = writer.flush().await;
+        self.output.queue(frame, |job| permit.send(job));
     }
 }
 

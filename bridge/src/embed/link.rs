@@ -103,7 +103,7 @@ impl<S: ServerHandler> Connector for RmcpConnector<S> {
             stopped.send_replace(true);
         });
         Ok(UpstreamLink {
-            sender,
+            sender: Box::new(sender),
             events,
             control: Arc::new(EmbedControl {
                 stopped: stopped_watch,

@@ -26,8 +26,8 @@ use crate::rules::initialize::FallbackIdentity;
 use crate::rules::meta::SharedMeta;
 use crate::serve::{Exit, UpstreamSlot};
 use crate::upstream::{
-    ClientState, Connector, LinkContext, LinkEnd, Outgoing, UpstreamControl, UpstreamEvent,
-    UpstreamLink,
+    ClientState, Connector, LinkContext, LinkEnd, Outgoing, OutgoingSink, UpstreamControl,
+    UpstreamEvent, UpstreamLink,
 };
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Request};
@@ -63,7 +63,7 @@ enum Phase {
 /// A connected upstream.
 #[derive(Debug)]
 struct Connected {
-    sender: mpsc::UnboundedSender<Outgoing>,
+    sender: Box<dyn OutgoingSink>,
     events: mpsc::Receiver<UpstreamEvent>,
     control: Arc<dyn UpstreamControl>,
 }
@@ -390,8 +390,7 @@ impl Session {
 
     fn send_upstream(&self, frame: Outgoing) {
         if let Some(upstream) = &self.upstream {
-            // A closed link reports its end through its events.
-            let _ = upstream.sender.send(frame);
+            upstream.sender.send(frame);
         }
     }
 

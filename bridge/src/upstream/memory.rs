@@ -132,7 +132,7 @@ impl Connector for MemoryConnector {
             kill,
         });
         Ok(UpstreamLink {
-            sender,
+            sender: Box::new(sender),
             events,
             control,
             discover_extra: Duration::ZERO,

@@ -279,10 +279,25 @@ pub trait UpstreamControl: Send + Sync + fmt::Debug {
     fn kill_now(&self);
 }
 
+/// Where the session puts the frames for the upstream, in order. Dropping it ends
+/// the upstream's input.
+pub trait OutgoingSink: Send + Sync + fmt::Debug {
+    /// Sends or queues `frame` without a wait. A closed link drops it: it reports
+    /// its end through its events.
+    fn send(&self, frame: Outgoing);
+}
+
+/// The link's own tasks take the frames (HTTP, in-process).
+impl OutgoingSink for mpsc::UnboundedSender<Outgoing> {
+    fn send(&self, frame: Outgoing) {
+        let _ = mpsc::UnboundedSender::send(self, frame);
+    }
+}
+
 /// The parts of a connected upstream.
 #[derive(Debug)]
 pub struct UpstreamLink {
-    pub sender: mpsc::UnboundedSender<Outgoing>,
+    pub sender: Box<dyn OutgoingSink>,
     pub events: mpsc::Receiver<UpstreamEvent>,
     pub control: Arc<dyn UpstreamControl>,
     /// How much longer server/discover may wait than `--discover-timeout`: the

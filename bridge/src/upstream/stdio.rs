@@ -2,17 +2,20 @@
 //!
 //! The child runs in its own process group, so that a stop reaches the processes it
 //! starts too. Its stderr is the bridge's stderr: VS Code shows both in the Output
-//! channel. Three tasks serve the link: one writes frames to the child's stdin, one
-//! reads its stdout, and one waits for its exit and reports it after the last frame.
+//! channel. The session writes a frame to the child's stdin itself when stdin takes
+//! it at once ([`WriteThrough`]); three tasks serve the link: one writes the frames
+//! that stdin could not take at once, one reads its stdout, and one waits for its
+//! exit and reports it after the last frame.
 //! The exit of the child ends the session ("When the upstream server stops"); the
 //! lines about the child (the `mcp_stdio` scope) are written here.
 
 use super::{
-    ConnectError, Connector, LARGE_RESULT_BYTES, LinkContext, LinkEnd, Outgoing, UpstreamControl,
-    UpstreamEvent, UpstreamLink, event_of_line,
+    ConnectError, Connector, LARGE_RESULT_BYTES, LinkContext, LinkEnd, Outgoing, OutgoingSink,
+    UpstreamControl, UpstreamEvent, UpstreamLink, event_of_line,
 };
 use crate::log::{BRIDGE, MCP_STDIO};
-use crate::wire::codec::{LineReader, LineWriter};
+use crate::wire::codec::LineReader;
+use crate::wire::write_through::{AtEnd, Job, WriteThrough};
 use std::ffi::OsString;
 use std::fmt;
 use std::process::{ExitStatus, Stdio};
@@ -59,11 +62,13 @@ impl Connector for StdioConnector {
                 "the pipes of the child were not created".into(),
             ));
         };
-        let (sender, frames) = mpsc::unbounded_channel();
+        let (jobs, queue) = mpsc::unbounded_channel();
+        let stdin = WriteThrough::new(stdin);
         let (event_sender, events) = mpsc::channel(256);
         let (exit_sender, exited) = watch::channel(None);
         let tasks = &context.tasks;
-        tasks.spawn(write_frames(stdin, frames));
+        // At the end of input a 2026-07-28 server exits.
+        tasks.spawn(stdin.clone().write_queued(queue, AtEnd::Shutdown));
         let reader = tasks.spawn(read_frames(
             stdout,
             event_sender.clone(),
@@ -79,7 +84,7 @@ impl Connector for StdioConnector {
         ));
         let control = Arc::new(ChildControl { group, exited });
         Ok(UpstreamLink {
-            sender,
+            sender: Box::new(StdinSink { jobs, stdin }),
             events,
             control,
             discover_extra: Duration::ZERO,
@@ -87,17 +92,29 @@ impl Connector for StdioConnector {
     }
 }
 
-/// Writes frames until the session drops its sender, then closes the child's stdin:
-/// the end of input, after which a 2026-07-28 server exits.
-async fn write_frames(stdin: ChildStdin, mut frames: mpsc::UnboundedReceiver<Outgoing>) {
-    let mut stdin = LineWriter::new(stdin);
-    while let Some(frame) = frames.recv().await {
-        let flush = frames.is_empty();
-        if stdin.write(frame, flush).await.is_err() {
-            return;
+/// The child's stdin, written by the session while stdin takes the frames at once.
+struct StdinSink {
+    jobs: mpsc::UnboundedSender<Job<ChildStdin, Outgoing>>,
+    stdin: WriteThrough<ChildStdin>,
+}
+
+impl fmt::Debug for StdinSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdinSink").finish_non_exhaustive()
+    }
+}
+
+impl OutgoingSink for StdinSink {
+    fn send(&self, frame: Outgoing) {
+        // A send fails only once the writer task has ended on a broken stdin: the
+        // exit of the child follows.
+        let queue = |job| {
+            let _ = self.jobs.send(job);
+        };
+        if let Some(frame) = self.stdin.write_now(frame, queue) {
+            self.stdin.queue(frame, queue);
         }
     }
-    let _ = stdin.shutdown().await;
 }
 
 /// Reads the child's stdout, one event per line, each line read once

@@ -10,3 +10,4 @@ pub mod pieces;
 pub mod raw;
 pub mod shallow;
 pub mod text;
+pub(crate) mod write_through;

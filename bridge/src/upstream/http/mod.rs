@@ -141,7 +141,7 @@ impl Connector for HttpConnector {
             done,
         ));
         Ok(UpstreamLink {
-            sender,
+            sender: Box::new(sender),
             events,
             control: Arc::new(HttpControl { stop, finished }),
             discover_extra,
