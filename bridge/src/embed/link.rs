@@ -104,7 +104,7 @@ impl<S: ServerHandler> Connector for RmcpConnector<S> {
         });
         Ok(UpstreamLink {
             sender: Box::new(sender),
-            events,
+            events: events.into(),
             control: Arc::new(EmbedControl {
                 stopped: stopped_watch,
                 kill,

@@ -27,7 +27,7 @@ use crate::rules::meta::SharedMeta;
 use crate::serve::{Exit, UpstreamSlot};
 use crate::upstream::{
     ClientState, Connector, LinkContext, LinkEnd, Outgoing, OutgoingSink, UpstreamControl,
-    UpstreamEvent, UpstreamLink,
+    UpstreamEvent, UpstreamEvents, UpstreamLink,
 };
 use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Request};
@@ -64,7 +64,7 @@ enum Phase {
 #[derive(Debug)]
 struct Connected {
     sender: Box<dyn OutgoingSink>,
-    events: mpsc::Receiver<UpstreamEvent>,
+    events: UpstreamEvents,
     control: Arc<dyn UpstreamControl>,
 }
 
@@ -427,7 +427,7 @@ impl Session {
 
 async fn next_upstream_event(upstream: &mut Option<Connected>) -> Option<UpstreamEvent> {
     match upstream {
-        Some(connected) => connected.events.recv().await,
+        Some(connected) => connected.events.next().await,
         None => std::future::pending().await,
     }
 }

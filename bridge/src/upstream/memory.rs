@@ -133,7 +133,7 @@ impl Connector for MemoryConnector {
         });
         Ok(UpstreamLink {
             sender: Box::new(sender),
-            events,
+            events: events.into(),
             control,
             discover_extra: Duration::ZERO,
         })

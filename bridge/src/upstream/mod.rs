@@ -20,9 +20,11 @@ use crate::wire::frame::{Message, Outcome};
 use crate::wire::pieces::{Encode, Sink};
 use crate::wire::raw::{self, ResultLine, Unreadable, UpstreamLine};
 use crate::wire::shallow::{ShallowObject, write_json_string};
+use futures::stream::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -143,8 +145,10 @@ pub enum UpstreamEvent {
     Ended(LinkEnd),
     /// A complete result of at least [`LARGE_RESULT_BYTES`] for the request `id`
     /// comes next. The session lets go of what only another round of input would
-    /// need, then answers on `seen`; the link parses the result after that, so that
-    /// a large request and its large result are never in memory together.
+    /// need, then answers on `seen`; a link whose tasks read the result parses it
+    /// after that, so that a large request and its large result are never in
+    /// memory together (the session reads a child's stdout itself, and takes the
+    /// announcement before it reads on).
     LargeResult { id: u64, seen: oneshot::Sender<()> },
 }
 
@@ -294,11 +298,41 @@ impl OutgoingSink for mpsc::UnboundedSender<Outgoing> {
     }
 }
 
+/// What the upstream sends or does, in order, as the session reads it: from a
+/// channel that the link's tasks fill (HTTP, in-process), or from the child's
+/// stdout itself (stdio, issue 20: no task between the two).
+pub struct UpstreamEvents(Pin<Box<dyn Stream<Item = UpstreamEvent> + Send + Sync>>);
+
+impl UpstreamEvents {
+    pub fn new(events: impl Stream<Item = UpstreamEvent> + Send + Sync + 'static) -> Self {
+        Self(Box::pin(events))
+    }
+
+    /// The next event; `None` when the link ended without its last event.
+    pub async fn next(&mut self) -> Option<UpstreamEvent> {
+        self.0.next().await
+    }
+}
+
+impl From<mpsc::Receiver<UpstreamEvent>> for UpstreamEvents {
+    fn from(mut events: mpsc::Receiver<UpstreamEvent>) -> Self {
+        Self::new(futures::stream::poll_fn(move |context| {
+            events.poll_recv(context)
+        }))
+    }
+}
+
+impl fmt::Debug for UpstreamEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UpstreamEvents").finish_non_exhaustive()
+    }
+}
+
 /// The parts of a connected upstream.
 #[derive(Debug)]
 pub struct UpstreamLink {
     pub sender: Box<dyn OutgoingSink>,
-    pub events: mpsc::Receiver<UpstreamEvent>,
+    pub events: UpstreamEvents,
     pub control: Arc<dyn UpstreamControl>,
     /// How much longer server/discover may wait than `--discover-timeout`: the
     /// sign-in time of an upstream at a URL when a sign-in can start (contract,

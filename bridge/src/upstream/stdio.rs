@@ -3,15 +3,15 @@
 //! The child runs in its own process group, so that a stop reaches the processes it
 //! starts too. Its stderr is the bridge's stderr: VS Code shows both in the Output
 //! channel. The session writes a frame to the child's stdin itself when stdin takes
-//! it at once ([`WriteThrough`]); three tasks serve the link: one writes the frames
-//! that stdin could not take at once, one reads its stdout, and one waits for its
-//! exit and reports it after the last frame.
+//! it at once ([`WriteThrough`]), and reads its stdout itself ([`StdoutEvents`]);
+//! two tasks serve the link: one writes the frames that stdin could not take at
+//! once, and one waits for the child's exit and reports it after the last frame.
 //! The exit of the child ends the session ("When the upstream server stops"); the
 //! lines about the child (the `mcp_stdio` scope) are written here.
 
 use super::{
     ConnectError, Connector, LARGE_RESULT_BYTES, LinkContext, LinkEnd, Outgoing, OutgoingSink,
-    UpstreamControl, UpstreamEvent, UpstreamLink, event_of_line,
+    UpstreamControl, UpstreamEvent, UpstreamEvents, UpstreamLink, event_of_line,
 };
 use crate::log::{BRIDGE, MCP_STDIO};
 use crate::wire::codec::LineReader;
@@ -23,7 +23,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout};
 
 /// How long the exit report waits for the last frames of an exited child.
@@ -64,28 +63,30 @@ impl Connector for StdioConnector {
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let stdin = WriteThrough::new(stdin);
-        let (event_sender, events) = mpsc::channel(256);
-        let (exit_sender, exited) = watch::channel(None);
+        let (stdout_closed, stdout_end) = oneshot::channel();
+        let (exit_sender, exit_report) = oneshot::channel();
+        let (exited_sender, exited) = watch::channel(None);
         let tasks = &context.tasks;
         // At the end of input a 2026-07-28 server exits.
         tasks.spawn(stdin.clone().write_queued(queue, AtEnd::Shutdown));
-        let reader = tasks.spawn(read_frames(
-            stdout,
-            event_sender.clone(),
-            self.max_line_bytes,
-        ));
         tasks.spawn(supervise(
             child,
-            reader,
-            event_sender,
+            stdout_end,
             exit_sender,
+            exited_sender,
             group.clone(),
             self.grace,
         ));
+        let stdout = StdoutEvents {
+            lines: LineReader::new(stdout, self.max_line_bytes),
+            announced: None,
+            stdout_closed: Some(stdout_closed),
+            exit_report,
+        };
         let control = Arc::new(ChildControl { group, exited });
         Ok(UpstreamLink {
             sender: Box::new(StdinSink { jobs, stdin }),
-            events,
+            events: stdout.into_stream(),
             control,
             discover_extra: Duration::ZERO,
         })
@@ -117,38 +118,75 @@ impl OutgoingSink for StdinSink {
     }
 }
 
-/// Reads the child's stdout, one event per line, each line read once
-/// ([`event_of_line`]), until its end.
-async fn read_frames(
-    stdout: ChildStdout,
-    events: mpsc::Sender<UpstreamEvent>,
-    max_line_bytes: usize,
-) {
-    let mut lines = LineReader::new(stdout, max_line_bytes);
-    while let Ok(Some(line)) = lines.next_line().await {
-        let Some(event) = event_of_line(line) else {
-            continue;
-        };
-        // The one-level reading keeps no copy and no tree of the result: the
-        // announcement still comes before the session builds anything of it.
-        if let UpstreamEvent::Result(result) = &event
-            && result.len() >= LARGE_RESULT_BYTES
-            && result.is_complete()
-        {
-            let (seen, session_saw) = oneshot::channel();
-            let large = UpstreamEvent::LargeResult {
-                id: result.id(),
-                seen,
-            };
-            if events.send(large).await.is_err() {
-                return;
-            }
-            let _ = session_saw.await;
-        }
-        if events.send(event).await.is_err() {
-            return;
-        }
+/// The child's stdout, read by the session itself, one event per line, each line
+/// read once ([`event_of_line`]), and after its end the exit of the child.
+struct StdoutEvents {
+    lines: LineReader<ChildStdout>,
+    /// A large result whose announcement went before it.
+    announced: Option<UpstreamEvent>,
+    /// Tells [`supervise`] that stdout ended; `None` once it did.
+    stdout_closed: Option<oneshot::Sender<()>>,
+    /// The last event, from [`supervise`]: after the last line, or while stdout is
+    /// still open when the child exited and the lines stopped coming.
+    exit_report: oneshot::Receiver<UpstreamEvent>,
+}
+
+impl StdoutEvents {
+    fn into_stream(self) -> UpstreamEvents {
+        let stream = futures::stream::unfold(Some(self), |events| async move {
+            let mut events = events?;
+            let event = events.next().await;
+            // The exit is the last event.
+            let more = !matches!(event, UpstreamEvent::Ended(_));
+            Some((event, more.then_some(events)))
+        });
+        UpstreamEvents::new(stream)
     }
+
+    async fn next(&mut self) -> UpstreamEvent {
+        if let Some(result) = self.announced.take() {
+            return result;
+        }
+        while self.stdout_closed.is_some() {
+            let line = tokio::select! {
+                biased;
+                line = self.lines.next_line() => line,
+                exit = &mut self.exit_report => return exit.unwrap_or_else(|_| closed()),
+            };
+            let Ok(Some(line)) = line else {
+                if let Some(closed) = self.stdout_closed.take() {
+                    let _ = closed.send(());
+                }
+                break;
+            };
+            let Some(event) = event_of_line(line) else {
+                continue;
+            };
+            // The one-level reading keeps no copy and no tree of the result: the
+            // announcement still comes before the session builds anything of it.
+            if let UpstreamEvent::Result(result) = &event
+                && result.len() >= LARGE_RESULT_BYTES
+                && result.is_complete()
+            {
+                // The session takes the announcement before it asks for the next
+                // event: no one waits for `seen`.
+                let (seen, _) = oneshot::channel();
+                let id = result.id();
+                self.announced = Some(event);
+                return UpstreamEvent::LargeResult { id, seen };
+            }
+            return event;
+        }
+        (&mut self.exit_report).await.unwrap_or_else(|_| closed())
+    }
+}
+
+/// The end of a link whose supervisor is gone without its report (it panicked).
+fn closed() -> UpstreamEvent {
+    UpstreamEvent::Ended(LinkEnd {
+        detail: "the upstream link closed".into(),
+        ends_session: true,
+    })
 }
 
 /// Waits for the child to end and reports it after its last frame.
@@ -157,21 +195,23 @@ async fn read_frames(
 /// `grace` the bridge stops it, and reports the exit like any other.
 async fn supervise(
     mut child: Child,
-    mut reader: JoinHandle<()>,
-    events: mpsc::Sender<UpstreamEvent>,
+    mut stdout_end: oneshot::Receiver<()>,
+    report_exit: oneshot::Sender<UpstreamEvent>,
     exited: watch::Sender<Option<ExitReport>>,
     group: ProcessGroup,
     grace: Duration,
 ) {
+    // `stdout_end` resolves at the end of stdout, and when the session dropped
+    // the link.
     let status = tokio::select! {
         status = child.wait() => {
-            let _ = timeout(DRAIN_AFTER_EXIT, &mut reader).await;
+            let _ = timeout(DRAIN_AFTER_EXIT, &mut stdout_end).await;
             status
         }
-        _ = &mut reader => match timeout(grace, child.wait()).await {
+        _ = &mut stdout_end => match timeout(grace, child.wait()).await {
             Ok(status) => status,
             Err(_) => {
-                if !events.is_closed() {
+                if !report_exit.is_closed() {
                     tracing::warn!(target: BRIDGE, "the upstream server closed its stdout but did not exit, thus the bridge stops it");
                 }
                 group.stop(&mut child, grace).await
@@ -186,10 +226,10 @@ async fn supervise(
     exited.send_replace(Some(report.clone()));
     // After the end of stdin the session no longer listens: a stop it asked for
     // is no news for the Output channel.
-    if !events.is_closed() {
+    if !report_exit.is_closed() {
         log_exit(&report);
     }
-    let _ = events.send(exit_event(&report)).await;
+    let _ = report_exit.send(exit_event(&report));
 }
 
 /// How the upstream process ended.

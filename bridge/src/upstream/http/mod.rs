@@ -142,7 +142,7 @@ impl Connector for HttpConnector {
         ));
         Ok(UpstreamLink {
             sender: Box::new(sender),
-            events,
+            events: events.into(),
             control: Arc::new(HttpControl { stop, finished }),
             discover_extra,
         })
