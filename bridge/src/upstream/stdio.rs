@@ -135,7 +135,7 @@ impl StdoutEvents {
     fn into_stream(self) -> UpstreamEvents {
         let stream = futures::stream::unfold(Some(self), |events| async move {
             let mut events = events?;
-            let event = events.next().await;
+            let event = events.next().await?;
             // The exit is the last event.
             let more = !matches!(event, UpstreamEvent::Ended(_));
             Some((event, more.then_some(events)))
@@ -143,15 +143,17 @@ impl StdoutEvents {
         UpstreamEvents::new(stream)
     }
 
-    async fn next(&mut self) -> UpstreamEvent {
+    /// `None` when the supervisor is gone without its report (it panicked): the
+    /// session ends the link as one that closed.
+    async fn next(&mut self) -> Option<UpstreamEvent> {
         if let Some(result) = self.announced.take() {
-            return result;
+            return Some(result);
         }
         while self.stdout_closed.is_some() {
             let line = tokio::select! {
                 biased;
                 line = self.lines.next_line() => line,
-                exit = &mut self.exit_report => return exit.unwrap_or_else(|_| closed()),
+                exit = &mut self.exit_report => return exit.ok(),
             };
             let Ok(Some(line)) = line else {
                 if let Some(closed) = self.stdout_closed.take() {
@@ -173,20 +175,12 @@ impl StdoutEvents {
                 let (seen, _) = oneshot::channel();
                 let id = result.id();
                 self.announced = Some(event);
-                return UpstreamEvent::LargeResult { id, seen };
+                return Some(UpstreamEvent::LargeResult { id, seen });
             }
-            return event;
+            return Some(event);
         }
-        (&mut self.exit_report).await.unwrap_or_else(|_| closed())
+        (&mut self.exit_report).await.ok()
     }
-}
-
-/// The end of a link whose supervisor is gone without its report (it panicked).
-fn closed() -> UpstreamEvent {
-    UpstreamEvent::Ended(LinkEnd {
-        detail: "the upstream link closed".into(),
-        ends_session: true,
-    })
 }
 
 /// Waits for the child to end and reports it after its last frame.
