@@ -103,19 +103,12 @@ impl ClientSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::write_through::tests::lines_of;
     use serde_json::json;
     use tokio::io::AsyncReadExt;
 
     fn frame(n: usize, text: &str) -> Value {
         json!({"jsonrpc": "2.0", "id": n, "result": {"text": text}})
-    }
-
-    fn lines_of(bytes: &[u8]) -> Vec<Value> {
-        bytes
-            .split(|b| *b == b'\n')
-            .filter(|line| !line.is_empty())
-            .map(|line| serde_json::from_slice(line).unwrap())
-            .collect()
     }
 
     #[tokio::test]

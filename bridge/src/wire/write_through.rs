@@ -184,7 +184,7 @@ fn lock<W: AsyncWrite>(slot: &Mutex<Slot<W>>) -> MutexGuard<'_, Slot<W>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::{Value, json};
     use tokio::io::{AsyncReadExt, DuplexStream};
@@ -193,7 +193,8 @@ mod tests {
         json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"text": text}})
     }
 
-    fn lines_of(bytes: &[u8]) -> Vec<Value> {
+    /// The JSON lines written to an output.
+    pub(crate) fn lines_of(bytes: &[u8]) -> Vec<Value> {
         bytes
             .split(|b| *b == b'\n')
             .filter(|line| !line.is_empty())
