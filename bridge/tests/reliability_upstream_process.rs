@@ -160,6 +160,31 @@ async fn an_upstream_that_exits_before_answering_discover_fails_initialize_and_t
 }
 
 #[tokio::test]
+async fn after_the_end_of_stdin_the_upstream_can_still_write_until_it_exits() {
+    // At the end of its input the upstream writes one more line (a log message of a
+    // server that finishes its work), 300 ms later, well inside shutdown_grace.
+    let prelude = r#"import atexit
+def late():
+    time.sleep(0.3)
+    try:
+        raw('{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "bye"}}')
+        sys.stderr.write("late write: ok\n")
+    except BrokenPipeError:
+        sys.stderr.write("late write: broken pipe\n")
+    sys.stderr.flush()
+atexit.register(late)"#;
+    let mut bridge = start_scripted(&[], prelude, "");
+    initialize(&mut bridge).await;
+    let (code, _) = stop(&mut bridge, Duration::from_secs(5)).await;
+    assert_eq!(code, Some(0));
+    let lines = bridge.stderr_lines();
+    assert!(
+        lines.iter().any(|line| line == "late write: ok"),
+        "the upstream's last write failed: {lines:?}"
+    );
+}
+
+#[tokio::test]
 async fn frames_that_are_not_valid_fail_their_calls_and_the_next_call_works() {
     // Not JSON; a result and an error at once; 200 levels of nesting.
     let on_call = r#"if calls == 1:

@@ -219,11 +219,8 @@ impl Session {
     pub(super) fn disconnect(&mut self) {
         self.requests.upstream.clear();
         if let Some(connected) = self.upstream.take() {
-            let control = connected.control.clone();
             let grace = self.limits.shutdown_grace;
-            drop(connected);
-            self.tasks
-                .spawn(async move { control.shutdown(grace).await });
+            self.tasks.spawn(connected.close(grace));
         }
     }
 }

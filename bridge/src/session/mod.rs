@@ -68,6 +68,30 @@ struct Connected {
     control: Arc<dyn UpstreamControl>,
 }
 
+impl Connected {
+    /// Ends the upstream's input and waits for it to stop (`grace`, then the
+    /// signals), reading and dropping what it still writes meanwhile: a pipe closed
+    /// under it would fail its last writes (EPIPE, or SIGPIPE for a process that does
+    /// not ignore it).
+    async fn close(self, grace: Duration) {
+        let Self {
+            sender,
+            mut events,
+            control,
+        } = self;
+        drop(sender);
+        let shutdown = control.shutdown(grace);
+        tokio::pin!(shutdown);
+        let mut reading = true;
+        loop {
+            tokio::select! {
+                () = &mut shutdown => break,
+                event = events.next(), if reading => reading = event.is_some(),
+            }
+        }
+    }
+}
+
 impl From<UpstreamLink> for Connected {
     fn from(link: UpstreamLink) -> Self {
         Self {

@@ -34,10 +34,7 @@ impl Session {
             std::future::pending::<()>().await;
         }
         if let Some(connected) = self.upstream.take() {
-            let control = connected.control.clone();
-            // Dropping the sender ends the upstream's input after the cancellations.
-            drop(connected);
-            control.shutdown(self.limits.shutdown_grace).await;
+            connected.close(self.limits.shutdown_grace).await;
         }
         Exit::EndOfInput
     }
@@ -79,9 +76,7 @@ impl Session {
             return Step::Continue;
         }
         if let Some(connected) = self.upstream.take() {
-            let control = connected.control.clone();
-            drop(connected);
-            control.shutdown(self.limits.shutdown_grace).await;
+            connected.close(self.limits.shutdown_grace).await;
         }
         Step::Exit(Exit::Failure)
     }

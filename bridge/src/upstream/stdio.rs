@@ -24,6 +24,7 @@ use std::time::Duration;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, timeout};
+use tokio_util::sync::CancellationToken;
 
 /// How long the exit report waits for the last frames of an exited child.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
@@ -66,14 +67,18 @@ impl Connector for StdioConnector {
         let (stdout_closed, stdout_end) = oneshot::channel();
         let (exit_sender, exit_report) = oneshot::channel();
         let (exited_sender, exited) = watch::channel(None);
+        let stop_asked = CancellationToken::new();
         let tasks = &context.tasks;
         // At the end of input a 2026-07-28 server exits.
         tasks.spawn(stdin.clone().write_queued(queue, AtEnd::Shutdown));
         tasks.spawn(supervise(
             child,
-            stdout_end,
-            exit_sender,
-            exited_sender,
+            Reports {
+                stdout_end,
+                report_exit: exit_sender,
+                exited: exited_sender,
+                stop_asked: stop_asked.clone(),
+            },
             group.clone(),
             self.grace,
         ));
@@ -83,7 +88,11 @@ impl Connector for StdioConnector {
             stdout_closed: Some(stdout_closed),
             exit_report,
         };
-        let control = Arc::new(ChildControl { group, exited });
+        let control = Arc::new(ChildControl {
+            group,
+            exited,
+            stop_asked,
+        });
         Ok(UpstreamLink {
             sender: Box::new(StdinSink { jobs, stdin }),
             events: stdout.into_stream(),
@@ -183,29 +192,41 @@ impl StdoutEvents {
     }
 }
 
+/// What [`supervise`] hears from the link and tells it.
+struct Reports {
+    /// Resolves at the end of stdout, and when the session dropped the link.
+    stdout_end: oneshot::Receiver<()>,
+    /// The exit, as the last event of the link.
+    report_exit: oneshot::Sender<UpstreamEvent>,
+    /// The exit, for [`ChildControl`].
+    exited: watch::Sender<Option<ExitReport>>,
+    /// The session asked the child to stop ([`ChildControl::shutdown`]).
+    stop_asked: CancellationToken,
+}
+
+impl Reports {
+    /// Whether the session wants to hear of the exit: it still reads the link's
+    /// events and did not ask for the stop (a stop it asked for is no news for the
+    /// Output channel).
+    fn session_listens(&self) -> bool {
+        !self.report_exit.is_closed() && !self.stop_asked.is_cancelled()
+    }
+}
+
 /// Waits for the child to end and reports it after its last frame.
 ///
 /// A child that closes its stdout but keeps running can never answer again: after
 /// `grace` the bridge stops it, and reports the exit like any other.
-async fn supervise(
-    mut child: Child,
-    mut stdout_end: oneshot::Receiver<()>,
-    report_exit: oneshot::Sender<UpstreamEvent>,
-    exited: watch::Sender<Option<ExitReport>>,
-    group: ProcessGroup,
-    grace: Duration,
-) {
-    // `stdout_end` resolves at the end of stdout, and when the session dropped
-    // the link.
+async fn supervise(mut child: Child, mut reports: Reports, group: ProcessGroup, grace: Duration) {
     let status = tokio::select! {
         status = child.wait() => {
-            let _ = timeout(DRAIN_AFTER_EXIT, &mut stdout_end).await;
+            let _ = timeout(DRAIN_AFTER_EXIT, &mut reports.stdout_end).await;
             status
         }
-        _ = &mut stdout_end => match timeout(grace, child.wait()).await {
+        _ = &mut reports.stdout_end => match timeout(grace, child.wait()).await {
             Ok(status) => status,
             Err(_) => {
-                if !report_exit.is_closed() {
+                if reports.session_listens() {
                     tracing::warn!(target: BRIDGE, "the upstream server closed its stdout but did not exit, thus the bridge stops it");
                 }
                 group.stop(&mut child, grace).await
@@ -217,13 +238,11 @@ async fn supervise(
     group.stop_the_rest(grace).await;
     group.forget();
     let report = report_of(status);
-    exited.send_replace(Some(report.clone()));
-    // After the end of stdin the session no longer listens: a stop it asked for
-    // is no news for the Output channel.
-    if !report_exit.is_closed() {
+    reports.exited.send_replace(Some(report.clone()));
+    if reports.session_listens() {
         log_exit(&report);
     }
-    let _ = report_exit.send(exit_event(&report));
+    let _ = reports.report_exit.send(exit_event(&report));
 }
 
 /// How the upstream process ended.
@@ -297,6 +316,7 @@ fn report_of(status: std::io::Result<ExitStatus>) -> ExitReport {
 struct ChildControl {
     group: ProcessGroup,
     exited: watch::Receiver<Option<ExitReport>>,
+    stop_asked: CancellationToken,
 }
 
 impl ChildControl {
@@ -311,6 +331,7 @@ impl ChildControl {
 #[async_trait::async_trait]
 impl UpstreamControl for ChildControl {
     async fn shutdown(&self, grace: Duration) {
+        self.stop_asked.cancel();
         if self.wait_exit(grace).await {
             return;
         }
