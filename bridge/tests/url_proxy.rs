@@ -3,16 +3,18 @@
 //! fixture over HTTPS, all started by the test.
 //!
 //! A loopback host never uses a proxy, so the proxied requests need a name that is not
-//! loopback by its spelling yet reaches only this machine: [`PROXIED_HOST`], which
-//! /etc/hosts maps to 127.0.0.1 (.ci/run adds the line; a test refuses to run when the
-//! name resolves to anything else, so no request ever leaves loopback). The fixture
-//! presents a certificate for that name too, made with tls-fixtures in a temporary
-//! folder (`--tls-dir`). The proxy's own log shows which requests went through it.
+//! loopback by its spelling yet reaches only this machine: [`PROXIED_HOST`]. The
+//! machine's /etc/hosts is never edited: tinyproxy (and the bridge of the NO_PROXY
+//! test, which resolves the name itself) run in a mount namespace of their own
+//! (`unshare`, [`OwnHosts`]) in which /etc/hosts is a file of the test that maps the
+//! name to 127.0.0.1 only, so no request ever leaves loopback. The fixture presents a
+//! certificate for that name too, made with tls-fixtures in a temporary folder
+//! (`--tls-dir`). The proxy's own log shows which requests went through it.
 
 use crate::https_fixture;
 use crate::pipes;
 
-use https_fixture::{HttpsFixture, bridge_to};
+use https_fixture::{HttpsFixture, bridge_argv, bridge_to, spawn_bridge};
 use pipes::*;
 use serde_json::json;
 use std::path::PathBuf;
@@ -20,21 +22,75 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::{Child, Command};
 
-/// A name that is not loopback by its spelling; /etc/hosts maps it to 127.0.0.1.
+/// A name that is not loopback by its spelling; the hosts file of [`OwnHosts`] maps it
+/// to 127.0.0.1 (`.test` is reserved: no DNS ever answers for it).
 const PROXIED_HOST: &str = "fixture.mcp-bridge.test";
 const PROXY_USER: &str = "bridge";
 const PROXY_PASSWORD: &str = "proxy-secret-5d1e";
 
-/// A tinyproxy process with BasicAuth, logging every request to a file.
+/// A hosts file that maps [`PROXIED_HOST`] to 127.0.0.1, and the command line that
+/// runs a program with it as /etc/hosts: `unshare` makes a mount namespace for the
+/// program alone (as root; else in a user namespace of its own, where the kernel
+/// allows one) and binds the file over /etc/hosts there.
+struct OwnHosts {
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl OwnHosts {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("hosts");
+        std::fs::write(
+            &file,
+            format!("127.0.0.1 localhost\n::1 localhost\n127.0.0.1 {PROXIED_HOST}\n"),
+        )
+        .unwrap();
+        Self { file, _dir: dir }
+    }
+
+    /// The argv that runs `program` with `args` under this hosts file.
+    fn command(&self, program: &str, args: &[String]) -> Vec<String> {
+        let mut argv = vec!["unshare".to_owned()];
+        if !running_as_root() {
+            argv.push("--map-root-user".into());
+        }
+        argv.extend([
+            "--mount".into(),
+            "sh".into(),
+            "-c".into(),
+            r#"mount --bind "$0" /etc/hosts && exec "$@""#.into(),
+            self.file.display().to_string(),
+            program.into(),
+        ]);
+        argv.extend(args.iter().cloned());
+        argv
+    }
+}
+
+/// Whether this process runs as root (the `Uid:` line of /proc/self/status).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        == Some("0")
+}
+
+/// A tinyproxy process with BasicAuth, logging every request to a file, that resolves
+/// [`PROXIED_HOST`] through [`OwnHosts`].
 struct Tinyproxy {
     port: u16,
     log: PathBuf,
+    _hosts: OwnHosts,
     _dir: tempfile::TempDir,
     _child: Child,
 }
 
 impl Tinyproxy {
     async fn start() -> Self {
+        let hosts = OwnHosts::new();
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("tinyproxy.log");
         let config = dir.path().join("tinyproxy.conf");
@@ -50,16 +106,18 @@ impl Tinyproxy {
             ),
         )
         .unwrap();
-        let child = Command::new("tinyproxy")
-            .arg("-d")
-            .arg("-c")
-            .arg(&config)
+        let argv = hosts.command(
+            "tinyproxy",
+            &["-d".into(), "-c".into(), config.display().to_string()],
+        );
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .expect("tinyproxy starts (apt-get install tinyproxy; .ci/run does)");
+            .expect("unshare starts tinyproxy (script/test installs tinyproxy)");
         let ready = tokio::time::timeout(EXCHANGE, async {
             while tokio::net::TcpStream::connect(("127.0.0.1", port))
                 .await
@@ -68,10 +126,14 @@ impl Tinyproxy {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         });
-        ready.await.expect("tinyproxy listens");
+        ready.await.expect(
+            "tinyproxy listens (in a mount namespace of its own: unshare --mount needs root, \
+             or user namespaces)",
+        );
         Self {
             port,
             log,
+            _hosts: hosts,
             _dir: dir,
             _child: child,
         }
@@ -117,7 +179,6 @@ impl NamedFixture {
         tls_fixtures::files::write_to(tls.path(), &fixtures).unwrap();
         let dir = tls.path().display().to_string();
         let fixture = HttpsFixture::start(&["--tls-dir", &dir], &[]).await;
-        assert_resolves_to_loopback_only(fixture.port).await;
         Self { fixture, _tls: tls }
     }
 
@@ -134,22 +195,17 @@ impl NamedFixture {
     fn bridge(&self, url: &str, env: &[(&str, &str)]) -> harness_sim::process::StdioPeer {
         bridge_to(url, &self.fixture.ca_file, &["--log-level", "debug"], env)
     }
-}
 
-/// Refuses to run when [`PROXIED_HOST`] would take a request off this machine.
-async fn assert_resolves_to_loopback_only(port: u16) {
-    let addresses: Vec<_> = tokio::net::lookup_host((PROXIED_HOST, port))
-        .await
-        .unwrap_or_else(|error| {
-            panic!(
-                "{PROXIED_HOST} does not resolve ({error}): add `127.0.0.1 {PROXIED_HOST}` to /etc/hosts (.ci/run does)"
-            )
-        })
-        .collect();
-    assert!(
-        !addresses.is_empty() && addresses.iter().all(|address| address.ip().is_loopback()),
-        "{PROXIED_HOST} must resolve to loopback only, not {addresses:?}"
-    );
+    /// The bridge at `url` that resolves [`PROXIED_HOST`] itself, through `hosts`.
+    fn bridge_with_hosts(
+        &self,
+        hosts: &OwnHosts,
+        url: &str,
+        env: &[(&str, &str)],
+    ) -> harness_sim::process::StdioPeer {
+        let argv = bridge_argv(url, &self.fixture.ca_file, &["--log-level", "debug"]);
+        spawn_bridge(&hosts.command(&argv[0], &argv[1..]), env)
+    }
 }
 
 /// Initialize, then one echo call: both answered through whatever route the bridge takes.
@@ -221,7 +277,9 @@ async fn q10_no_proxy_lets_a_named_host_bypass_the_proxy() {
     let proxy = Tinyproxy::start().await;
     let fixture = NamedFixture::start().await;
     let proxy_url = proxy.url(PROXY_PASSWORD);
-    let mut bridge = fixture.bridge(
+    let hosts = OwnHosts::new();
+    let mut bridge = fixture.bridge_with_hosts(
+        &hosts,
         &fixture.named_url(),
         &[
             ("HTTPS_PROXY", &proxy_url),

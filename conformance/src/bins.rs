@@ -1,79 +1,83 @@
-//! The executables a run needs: the bridge, the fixture server, and the relay
-//! (this crate's own binary).
+//! The executables a run needs: the bridge, the fixture server, the embedded server
+//! (only for the transcripts of M5), and the relay (this crate's own binary).
 //!
-//! They come from `workspace-bin`, which builds a missing one with the profile of
-//! the running executable, so `cargo run --release -p mcp-conformance` on a fresh
-//! clone builds the bridge and the fixture in release. Under Cargo (when `CARGO`
-//! is set) the runner also asks Cargo to bring them up to date first, so a run
-//! never uses a stale bridge; Cargo does nothing when they are fresh.
-//! `MCP_CONFORMANCE_BRIDGE`, `MCP_CONFORMANCE_FIXTURE` and `MCP_CONFORMANCE_EMBEDDED`
-//! name other executables. The embedded server is found only when a transcript
-//! needs it: a run without one does not build it.
+//! They come from `workspace-bin`, in the profile of the running executable: `cargo run
+//! -p mcp-conformance` on a fresh clone builds them in the profile `dev`, the one of
+//! `cargo build --workspace` and `cargo test --workspace`, so the three share every
+//! compiled crate. Under Cargo (when `CARGO` is set) the runner brings the stale ones
+//! up to date first, all in one `cargo build` whose progress shows on stderr, so a run
+//! never uses a stale bridge. `MCP_CONFORMANCE_BRIDGE`, `MCP_CONFORMANCE_FIXTURE` and
+//! `MCP_CONFORMANCE_EMBEDDED` name other executables.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use workspace_bin::Executable;
 
-/// The paths of the three executables.
+const BRIDGE: Executable = Executable::new("mcp-bridge-vscode", "mcp-bridge-vscode");
+const FIXTURE: Executable = Executable::new("bridge-fixture-server", "bridge-fixture-server");
+const EMBEDDED: Executable = Executable::new("bridge-embedded-server", "bridge-embedded-server");
+
+/// The paths of the executables.
 #[derive(Debug, Clone)]
 pub struct Bins {
     pub bridge: PathBuf,
     pub fixture: PathBuf,
     /// `mcp-conformance`, started by the bridge as `mcp-conformance relay PORT TOKEN`.
     pub relay: PathBuf,
-    /// `bridge-embedded-server`, found at its first use.
-    embedded: Arc<OnceLock<Result<PathBuf, String>>>,
+    /// `bridge-embedded-server`, when the run has a transcript of M5.
+    embedded: Option<PathBuf>,
 }
 
 impl Bins {
-    /// Finds (and builds when needed) the bridge and the fixture; `relay` is the
-    /// path of the `mcp-conformance` executable.
-    pub fn locate(relay: PathBuf) -> Result<Self, String> {
+    /// Finds (and builds when needed, in one cargo build) the bridge, the fixture and,
+    /// `with_embedded`, the embedded server; `relay` is the path of the
+    /// `mcp-conformance` executable.
+    pub fn locate(relay: PathBuf, with_embedded: bool) -> Result<Self, String> {
+        let mut wanted = vec![
+            ("MCP_CONFORMANCE_BRIDGE", BRIDGE),
+            ("MCP_CONFORMANCE_FIXTURE", FIXTURE),
+        ];
+        if with_embedded {
+            wanted.push(("MCP_CONFORMANCE_EMBEDDED", EMBEDDED));
+        }
+        let to_build: Vec<Executable> = wanted
+            .iter()
+            .filter(|(variable, _)| std::env::var_os(variable).is_none())
+            .map(|(_, executable)| *executable)
+            .collect();
+        if std::env::var_os("CARGO").is_some() {
+            workspace_bin::build(&to_build).map_err(|error| error.to_string())?;
+        }
+        let find = |variable: &str, executable: Executable| match std::env::var_os(variable) {
+            Some(path) => Ok(PathBuf::from(path)),
+            None => workspace_bin::path(executable.package, executable.bin)
+                .map_err(|error| error.to_string()),
+        };
         Ok(Self {
-            bridge: one(
-                "MCP_CONFORMANCE_BRIDGE",
-                "mcp-bridge-vscode",
-                "mcp-bridge-vscode",
-            )?,
-            fixture: one(
-                "MCP_CONFORMANCE_FIXTURE",
-                "bridge-fixture-server",
-                "bridge-fixture-server",
-            )?,
+            bridge: find("MCP_CONFORMANCE_BRIDGE", BRIDGE)?,
+            fixture: find("MCP_CONFORMANCE_FIXTURE", FIXTURE)?,
             relay,
-            embedded: Arc::default(),
+            embedded: if with_embedded {
+                Some(find("MCP_CONFORMANCE_EMBEDDED", EMBEDDED)?)
+            } else {
+                None
+            },
         })
     }
 
     /// `bridge-embedded-server`, the process under test of the transcripts of M5.
     pub fn embedded(&self) -> Result<PathBuf, String> {
-        self.embedded
-            .get_or_init(|| {
-                one(
-                    "MCP_CONFORMANCE_EMBEDDED",
-                    "bridge-embedded-server",
-                    "bridge-embedded-server",
-                )
-            })
-            .clone()
+        self.embedded.clone().ok_or_else(|| {
+            "the run was started without the embedded server (no transcript of M5 was selected)"
+                .to_owned()
+        })
     }
-}
 
-impl Bins {
-    /// Whether the bridge is a debug build, which has `MCP_BRIDGE_TEST_FAULT`
-    /// (a bridge in `target/release` has not).
+    /// Whether the bridge is a build with `MCP_BRIDGE_TEST_FAULT`: every profile but
+    /// `release` and `dist`, which have debug assertions off.
     pub fn bridge_has_test_faults(&self) -> bool {
-        self.bridge
-            .parent()
-            .is_none_or(|dir| dir.file_name().is_none_or(|name| name != "release"))
+        self.bridge.parent().is_none_or(|dir| {
+            dir.file_name()
+                .is_none_or(|name| name != "release" && name != "dist")
+        })
     }
-}
-
-fn one(variable: &str, package: &str, bin: &str) -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os(variable) {
-        return Ok(PathBuf::from(path));
-    }
-    if std::env::var_os("CARGO").is_some() {
-        workspace_bin::build(package, bin).map_err(|error| error.to_string())?;
-    }
-    workspace_bin::path(package, bin).map_err(|error| error.to_string())
 }

@@ -105,30 +105,30 @@ pub async fn main(args: Vec<std::ffi::OsString>) -> i32 {
     }
 }
 
-fn environment(dir: &std::path::Path) -> Result<(Catalog, Env), String> {
-    let catalog = Catalog::load(&dir.join("catalog.json")).map_err(|e| e.to_string())?;
+/// The item catalog of the transcripts folder; `None` after its error line.
+fn load_catalog(dir: &std::path::Path) -> Option<Catalog> {
+    Catalog::load(&dir.join("catalog.json"))
+        .inspect_err(|error| eprintln!("mcp-conformance: {error}"))
+        .ok()
+}
+
+/// The schemas and the executables of a run (built first when they are stale).
+fn environment(dir: &std::path::Path, with_embedded: bool) -> Result<Env, String> {
     let schemas = Schemas::load(&dir.join("schema"))?;
     let relay =
         std::env::current_exe().map_err(|e| format!("cannot find mcp-conformance itself: {e}"))?;
-    let bins = Bins::locate(relay)?;
-    Ok((
-        catalog,
-        Env {
-            bins,
-            schemas: Arc::new(schemas),
-            bridge_env: Vec::new(),
-        },
-    ))
+    let bins = Bins::locate(relay, with_embedded)?;
+    Ok(Env {
+        bins,
+        schemas: Arc::new(schemas),
+        bridge_env: Vec::new(),
+    })
 }
 
 async fn run(args: RunArgs) -> i32 {
     let dir = args.dir.unwrap_or_else(crate::paths::transcripts_dir);
-    let (catalog, env) = match environment(&dir) {
-        Ok(found) => found,
-        Err(message) => {
-            eprintln!("mcp-conformance: {message}");
-            return 2;
-        }
+    let Some(catalog) = load_catalog(&dir) else {
+        return 2;
     };
     if let Some(item) = &args.item
         && catalog.item(item).is_none()
@@ -153,10 +153,13 @@ async fn run(args: RunArgs) -> i32 {
             .as_ref()
             .is_ok_and(|t| t.header.upstream == crate::format::Upstream::Embedded)
     });
-    if needs_embedded && let Err(message) = env.bins.embedded() {
-        eprintln!("mcp-conformance: {message}");
-        return 2;
-    }
+    let env = match environment(&dir, needs_embedded) {
+        Ok(env) => env,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
     let plan = suite::RunPlan {
         jobs: args.jobs.unwrap_or_else(suite::default_jobs),
         fail_fast: args.fail_fast,
@@ -200,12 +203,8 @@ async fn run(args: RunArgs) -> i32 {
 
 fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {
     let dir = dir.unwrap_or_else(crate::paths::transcripts_dir);
-    let catalog = match Catalog::load(&dir.join("catalog.json")) {
-        Ok(catalog) => catalog,
-        Err(error) => {
-            eprintln!("mcp-conformance: {error}");
-            return 2;
-        }
+    let Some(catalog) = load_catalog(&dir) else {
+        return 2;
     };
     let recorded = std::fs::read_to_string(run)
         .map_err(|e| e.to_string())
@@ -224,13 +223,6 @@ fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {
 
 async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
     let dir = dir.unwrap_or_else(crate::paths::transcripts_dir);
-    let (catalog, env) = match environment(&dir) {
-        Ok(found) => found,
-        Err(message) => {
-            eprintln!("mcp-conformance: {message}");
-            return 2;
-        }
-    };
     let file = file.canonicalize().unwrap_or(file);
     let dir = dir.canonicalize().unwrap_or(dir);
     let root = if file.starts_with(&dir) {
@@ -242,6 +234,17 @@ async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
         Ok(transcript) => transcript,
         Err(error) => {
             eprintln!("mcp-conformance: {error}");
+            return 2;
+        }
+    };
+    let Some(catalog) = load_catalog(&dir) else {
+        return 2;
+    };
+    let needs_embedded = transcript.header.upstream == crate::format::Upstream::Embedded;
+    let env = match environment(&dir, needs_embedded) {
+        Ok(env) => env,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
             return 2;
         }
     };

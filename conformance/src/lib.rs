@@ -2,8 +2,9 @@
 //! bridge executable and prints the conformance matrix, every item of the
 //! contract against the milestones M1-M6.
 //!
-//! `cargo run --release -p mcp-conformance` builds the bridge and the fixture
-//! server and prints the matrix; `cargo test -p mcp-conformance` runs each
+//! `cargo run -p mcp-conformance` builds the bridge, the fixture server and the
+//! embedded server (in one cargo build, in the profile of the tests) and prints the
+//! matrix; `cargo test -p mcp-conformance` runs each
 //! transcript as its own named test. The format of the transcripts is in
 //! `transcripts/README.md`.
 //!

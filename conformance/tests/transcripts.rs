@@ -39,7 +39,7 @@ fn env() -> Result<Env, Failed> {
         let relay = std::env::var_os("MCP_CONFORMANCE_RELAY")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mcp-conformance")));
-        let bins = Bins::locate(relay)?;
+        let bins = Bins::locate(relay, true)?;
         Ok(Env {
             bins,
             schemas: Arc::new(schemas),
@@ -61,7 +61,18 @@ fn verdict(outcome: &Outcome) -> Result<(), Failed> {
 }
 
 fn main() {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    // A transcript waits on processes and timers far more than it computes: as many at
+    // once as the runner's own default (`--jobs`), unless `--test-threads` or
+    // RUST_TEST_THREADS says otherwise.
+    if args.test_threads.is_none() {
+        args.test_threads = Some(
+            std::env::var("RUST_TEST_THREADS")
+                .ok()
+                .and_then(|threads| threads.parse().ok())
+                .unwrap_or_else(suite::default_jobs),
+        );
+    }
     let dir = paths::transcripts_dir();
     let catalog = Catalog::load(&dir.join("catalog.json")).expect("the catalog");
     let loaded = suite::load(&dir, &[], &catalog).expect("the transcripts folder");

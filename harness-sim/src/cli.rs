@@ -42,7 +42,7 @@ use crate::server_stdio::StdioKind;
                   Other forms:\n  harness-sim tap --out FILE [--stdio KIND] -- <server command...>\n  harness-sim replay FILE [--stdio KIND] -- <server command...>\n  \
                   harness-sim bench [--json] [--quick] [--only NAME[,NAME...]] [--rounds N] [--floor [--whole-lines | --reactor | --tasks]] [--stdio KIND] [--bridge PATH] [--fixture PATH] [--embedded PATH] [--mcp-remote PATH]\n    \
                   measures mcp-bridge-vscode against a 2026-07-28 client talking to bridge-fixture-server directly\n    \
-                  (run it in release mode: cargo run --release -p harness-sim -- bench; see docs/benchmarks.md)\n  \
+                  (run it in the profile of the distributed binary: cargo run --profile dist -p harness-sim -- bench; see docs/benchmarks.md)\n  \
                   harness-sim relay [--whole-lines | --reactor | --tasks] -- <server command...>\n    \
                   passes both directions through unchanged (each line whole, with --whole-lines; on a one-thread reactor, with --reactor; through the bridge's tasks on that reactor, with --tasks): the floor of bench --floor\n  \
                   harness-sim url-relay CA-FILE URL\n    \
@@ -139,7 +139,7 @@ struct ReplayArgs {
     name = "harness-sim bench",
     about = "Measures mcp-bridge-vscode against the physical floor: a 2026-07-28 client talking to bridge-fixture-server directly, in the same run (issue 8).",
     after_help = "Measurements: latency (1), throughput (2), large (3), list (4), start (5 and 7: the start and the idle memory), stop (6), url (8: the URL form over HTTPS, direct, bridged and through mcp-remote, and the start of each), embedded (9: bridge-embedded-server on its modern path, on its legacy path and behind mcp-bridge-vscode); only when named: soak (10: 1,000,000 small calls, the memory after 10,000 and at the end; about a minute a side), url-soak (11: 100,000 calls over HTTPS through the bridge and through mcp-remote, the memory after 10,000 and at the end).\n\
-                  Build in release mode first: cargo build --release -p mcp-bridge-vscode -p bridge-fixture-server -p bridge-embedded-server -p harness-sim\n\
+                  Build in the profile of the distributed binary first: cargo build --profile dist -p mcp-bridge-vscode -p bridge-fixture-server -p bridge-embedded-server -p harness-sim -p workspace-hack\n\
                   url and url-soak run mcp-remote with node from PATH: npm ci --prefix interop installs it.\n\
                   See docs/benchmarks.md."
 )]

@@ -75,15 +75,25 @@ impl HttpsFixture {
 /// The bridge in the URL form: `args`, then `--ca-file` and `url`; no proxy variable
 /// of this process, only those of `env`.
 pub fn bridge_to(url: &str, ca_file: &str, args: &[&str], env: &[(&str, &str)]) -> StdioPeer {
+    spawn_bridge(&bridge_argv(url, ca_file, args), env)
+}
+
+/// The command line of the bridge at `url`, trusting `ca_file`.
+pub fn bridge_argv(url: &str, ca_file: &str, args: &[&str]) -> Vec<String> {
     let mut command = vec![bridge_exe()];
     command.extend(args.iter().map(|arg| arg.to_string()));
     command.extend(["--ca-file".into(), ca_file.to_owned(), url.to_owned()]);
+    command
+}
+
+/// Starts `command` with `env` and without the proxy variables of this process.
+pub fn spawn_bridge(command: &[String], env: &[(&str, &str)]) -> StdioPeer {
     let options = PeerOptions {
         env: env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
         env_remove: PROXY_VARIABLES.iter().map(Into::into).collect(),
         ..PeerOptions::default()
     };
-    StdioPeer::spawn_with(&command, options).expect("the bridge starts")
+    StdioPeer::spawn_with(command, options).expect("the bridge starts")
 }
 
 /// The bridge in front of `fixture` at the URL it printed.

@@ -307,7 +307,11 @@ pub fn order(rounds: usize, floor: bool) -> Vec<Side> {
 
 /// The executable `bin` of `package`: `given`, else the workspace's in the profile
 /// of this executable (built when missing).
-fn find(given: &Option<PathBuf>, package: &str, bin: &str) -> Result<PathBuf, BenchError> {
+fn find(
+    given: &Option<PathBuf>,
+    package: &'static str,
+    bin: &'static str,
+) -> Result<PathBuf, BenchError> {
     match given {
         Some(path) => Ok(path.clone()),
         None => {

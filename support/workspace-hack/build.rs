@@ -1,0 +1,2 @@
+// A build script, so that cargo also unifies the features of the build dependencies.
+fn main() {}
