@@ -35,7 +35,7 @@ fn sign_in(access_token: &str) -> StoredSignIn {
         client_id: "client-1".into(),
         client_secret: Some("secret-1".into()),
         access_token: access_token.into(),
-        refresh_token: Some(format!("refresh-{access_token}")),
+        refresh_token: Some(format!("refresh-{access_token}").into()),
         expires_at: Some(4_102_444_800),
         scope: Some("mcp:read mcp:write".into()),
     }
@@ -72,10 +72,12 @@ fn logged<T>(run: impl FnOnce() -> T) -> (T, String) {
     (result, text)
 }
 
+/// The one entry file of `dir`.
 fn the_file(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|item| item.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "entry"))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files.into_iter().next().unwrap()
@@ -107,9 +109,9 @@ fn any_sign_in() -> impl Strategy<Value = StoredSignIn> {
                     issuer,
                     resource,
                     client_id,
-                    client_secret,
-                    access_token,
-                    refresh_token,
+                    client_secret: client_secret.map(Into::into),
+                    access_token: access_token.into(),
+                    refresh_token: refresh_token.map(Into::into),
                     expires_at,
                     scope,
                 }
@@ -243,9 +245,10 @@ fn writer(test: &str, dir: &Path, label: &str, urls: &[&str], rounds: u64) -> st
 
 /// The round of a token `<label>-<round>`, when the label is one of `labels`.
 fn round_of(sign_in: &StoredSignIn, labels: &[&str]) -> Option<u64> {
-    let (label, round) = sign_in.access_token.split_once('-')?;
+    let (label, round) = sign_in.access_token.expose().split_once('-')?;
     let round: u64 = round.parse().ok()?;
-    (labels.contains(&label) && *sign_in == self::sign_in(&sign_in.access_token)).then_some(round)
+    (labels.contains(&label) && *sign_in == self::sign_in(sign_in.access_token.expose()))
+        .then_some(round)
 }
 
 #[test]

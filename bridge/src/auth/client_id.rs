@@ -6,6 +6,8 @@
 use super::discovery::AuthorizationServer;
 use super::errors::SignInError;
 use super::http::{HttpError, get_json, post_json};
+use super::secret_string::SecretString;
+use super::sign_in_url::{self, Role};
 use crate::log::BRIDGE;
 use serde::Deserialize;
 use serde_json::json;
@@ -21,7 +23,7 @@ pub struct Client {
     pub id: String,
     /// `MCP_BRIDGE_CLIENT_SECRET` for `--client-id`, or the secret of a dynamic
     /// registration.
-    pub secret: Option<String>,
+    pub secret: Option<SecretString>,
     /// The server takes the secret only in the form body (`client_secret_post`).
     pub secret_in_body: bool,
 }
@@ -40,7 +42,7 @@ impl fmt::Debug for Client {
 pub struct ClientOptions {
     pub client_id: Option<String>,
     pub client_issuer: Option<Url>,
-    pub client_secret: Option<String>,
+    pub client_secret: Option<SecretString>,
     pub metadata_url: Option<Url>,
 }
 
@@ -73,6 +75,7 @@ pub async fn resolve(
     options: &ClientOptions,
     redirect_uri: &str,
     registered: Option<&Registered>,
+    upstream: &Url,
 ) -> Result<Client, SignInError> {
     let secret_in_body = takes_secret_only_in_body(server);
     if let Some(id) = &options.client_id {
@@ -97,7 +100,7 @@ pub async fn resolve(
     }
     if let Some(url) = &options.metadata_url {
         if server.client_id_metadata_document_supported {
-            check_document(http, url, redirect_uri).await?;
+            check_document(http, url, redirect_uri, upstream).await?;
             return Ok(Client {
                 id: url.to_string(),
                 secret: None,
@@ -109,15 +112,16 @@ pub async fn resolve(
             "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration"
         );
     }
-    register(http, server, redirect_uri).await
+    register(http, server, redirect_uri, upstream).await
 }
 
 /// `--client-issuer` names the issuer as the metadata does, maybe with a slash more.
-fn same_issuer(option: &Url, issuer: &str) -> bool {
+pub fn same_issuer(option: &Url, issuer: &str) -> bool {
     option.as_str().trim_end_matches('/') == issuer.trim_end_matches('/')
 }
 
-fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
+/// The server takes a client secret only in the form body (`client_secret_post`).
+pub fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
     server
         .token_endpoint_auth_methods_supported
         .as_ref()
@@ -135,7 +139,10 @@ async fn check_document(
     http: &reqwest::Client,
     url: &Url,
     redirect_uri: &str,
+    upstream: &Url,
 ) -> Result<(), SignInError> {
+    sign_in_url::check(url.as_str(), Role::ClientMetadataDocument, upstream)
+        .map_err(|refused| SignInError::ClientMetadataUrl(refused.to_string()))?;
     #[derive(Deserialize)]
     struct Document {
         client_id: String,
@@ -176,18 +183,18 @@ async fn register(
     http: &reqwest::Client,
     server: &AuthorizationServer,
     redirect_uri: &str,
+    upstream: &Url,
 ) -> Result<Client, SignInError> {
     let Some(endpoint) = &server.registration_endpoint else {
         return Err(SignInError::NoClientRegistration);
     };
-    let endpoint = Url::parse(endpoint).map_err(|_| {
-        SignInError::RegistrationRefused("the registration endpoint is not a URL".into())
-    })?;
+    let endpoint = sign_in_url::check(endpoint, Role::RegistrationEndpoint, upstream)
+        .map_err(|refused| SignInError::Discovery(refused.to_string()))?;
     #[derive(Deserialize)]
     struct Registration {
         client_id: String,
         #[serde(default)]
-        client_secret: Option<String>,
+        client_secret: Option<SecretString>,
     }
     let body = json!({
         "client_name": CLIENT_NAME,
@@ -250,6 +257,7 @@ mod tests {
             options,
             "http://127.0.0.1:1/callback",
             registered,
+            &Url::parse("https://mcp.example.com/mcp").unwrap(),
         ))
     }
 
@@ -263,7 +271,10 @@ mod tests {
         };
         let client = resolve_now(&server(None), &options, None).unwrap();
         assert_eq!(
-            (client.id.as_str(), client.secret.as_deref()),
+            (
+                client.id.as_str(),
+                client.secret.as_ref().map(SecretString::expose)
+            ),
             ("c1", Some("s"))
         );
         assert!(!client.secret_in_body);

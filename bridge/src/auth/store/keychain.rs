@@ -307,7 +307,7 @@ mod tests {
             resource: "https://x/mcp".into(),
             client_id: "c".into(),
             client_secret: None,
-            access_token: "a".repeat(700),
+            access_token: "a".repeat(700).into(),
             refresh_token: None,
             expires_at: None,
             scope: None,
