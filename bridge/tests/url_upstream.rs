@@ -18,6 +18,7 @@ mod logout;
 mod official_suite_client;
 mod reliability_url;
 mod sign_in;
+mod sign_in_client_document;
 mod sign_in_security;
 mod sign_in_urls;
 mod token_store_file;

@@ -11,6 +11,7 @@
 //!   metadata;
 //! - [`client_id`]: `--client-id`, a client ID metadata document, or a dynamic
 //!   registration;
+//! - [`bridge_document`]: the client ID metadata document of the bridge;
 //! - [`authorization_url`]: the URL of the browser, checked before anything sees it;
 //! - [`pkce`]: the verifier, the state and the start token, from the OS's random source;
 //! - [`receiver`]: the loopback receiver of the redirect and the one-time start URL;
@@ -24,6 +25,7 @@
 //!   [`store::TokenStore`].
 
 pub mod authorization_url;
+pub mod bridge_document;
 pub mod browser;
 pub mod challenge;
 pub mod client_id;

@@ -309,7 +309,7 @@ impl Authorizer {
             &self.http,
             &server,
             &self.settings.client,
-            &redirect_uri,
+            self.settings.redirect_port,
             registered.as_ref(),
             upstream,
         )
