@@ -302,14 +302,6 @@ async fn no_secret_of_a_sign_in_a_refresh_and_a_step_up_reaches_stderr_at_debug_
     assert_no_secret_in(&lines, &secrets);
 }
 
-/// A CA file of tls-fixtures (the bridge needs one with `--ca-file`; the server
-/// below speaks plain http on loopback).
-fn ca_file(dir: &Path) -> String {
-    let fixtures = tls_fixtures::generate().unwrap();
-    let paths = tls_fixtures::files::write_to(dir, &fixtures).unwrap();
-    paths[0].display().to_string()
-}
-
 fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -363,7 +355,7 @@ async fn discover_detail_with_stored_token(expires_at: u64) -> Value {
         "file",
         "--no-browser",
     ];
-    let ca = ca_file(dir.path());
+    let ca = https_fixture::test_ca_file(dir.path());
     let env = [
         ("XDG_STATE_HOME", state.to_str().unwrap()),
         ("MCP_BRIDGE_TOKEN_KEY", key),
@@ -392,4 +384,121 @@ async fn a_stored_token_valid_for_more_than_a_minute_lets_discover_wait_only_its
         discover_detail_with_stored_token(now_unix() + 30).await,
         "no response in 3 s"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_redirect_with_the_iss_of_another_issuer_is_refused_as_such() {
+    // RFC 9207 §2.4: the iss of an error response is checked too, before its error
+    // is believed.
+    let fixture = HttpsFixture::start(
+        &["--auth", "--deny", "--hostile-redirect", "wrong-iss"],
+        &[],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut peer, _) = debug_bridge(&fixture, dir.path(), &[]);
+    peer.send(&initialize_frame()).await.unwrap();
+    let refused = response(&mut peer).await;
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"cause":"authorization_error",
+            "detail":"the iss of the redirect is not the issuer of the authorization server"}),
+        "{refused}"
+    );
+    assert_eq!(stop(&mut peer, Duration::from_secs(10)).await.0, Some(0));
+    assert!(
+        !peer
+            .stderr_lines()
+            .iter()
+            .any(|line| line.contains("refused the access")),
+        "the error of a redirect of another issuer was believed"
+    );
+}
+
+/// A bridge with `--client-id bridge-fixture-public` and a file store in `state`,
+/// with `args` and `env` more.
+fn public_client_bridge(
+    fixture: &HttpsFixture,
+    state: &Path,
+    port: u16,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> StdioPeer {
+    let port = port.to_string();
+    let mut all = vec![
+        "--log-level",
+        "debug",
+        "--redirect-port",
+        &port,
+        "--token-store",
+        "file",
+        "--client-id",
+        "bridge-fixture-public",
+    ];
+    all.extend_from_slice(args);
+    let mut all_env = vec![
+        ("XDG_STATE_HOME", state.to_str().unwrap()),
+        (
+            "MCP_BRIDGE_TOKEN_KEY",
+            "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+        ),
+    ];
+    all_env.extend_from_slice(env);
+    bridge(fixture, &all, &all_env)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_secret_of_client_issuer_never_goes_to_the_issuer_of_a_stored_sign_in() {
+    // A first start signs in with a public --client-id (no issuer) at the fixture;
+    // a second start adds --client-issuer of another server and that server's
+    // secret. A refresh of the stored sign-in would carry the secret to the
+    // fixture: the bridge signs in anew instead, and that sign-in is refused.
+    let fixture = HttpsFixture::start(&["--auth", "--no-registration"], &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let browser = test_browser(dir.path(), &fixture);
+    let port = free_port();
+    let mut first = public_client_bridge(
+        &fixture,
+        &state,
+        port,
+        &[],
+        &[("BROWSER", browser.to_str().unwrap())],
+    );
+    let result = initialize(&mut first).await;
+    assert!(result["result"]["capabilities"].is_object(), "{result}");
+    assert_eq!(stop(&mut first, Duration::from_secs(10)).await.0, Some(0));
+
+    let secret_of_b = "secret-of-the-other-issuer-4f1c";
+    let mut second = public_client_bridge(
+        &fixture,
+        &state,
+        port,
+        &[
+            "--client-issuer",
+            "https://other-issuer.mcp-bridge.test",
+            "--no-browser",
+        ],
+        &[("MCP_BRIDGE_CLIENT_SECRET", secret_of_b)],
+    );
+    let result = initialize(&mut second).await;
+    assert!(result["result"]["capabilities"].is_object(), "{result}");
+    fixture_switch(&fixture, "/fixture/expire-tokens").await;
+    second
+        .send(&call(2, "echo", json!({"text":"x"})))
+        .await
+        .unwrap();
+    let refused = response(&mut second).await;
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"cause":"client_id_not_for_issuer"}),
+        "{refused}"
+    );
+    assert_eq!(stop(&mut second, Duration::from_secs(10)).await.0, Some(0));
+    let secrets = fixture_secrets(&fixture).await;
+    assert!(
+        !strings(&secrets, "client_secrets").contains(&secret_of_b.to_owned()),
+        "the secret of --client-issuer went to another issuer: {secrets}"
+    );
+    assert_no_secret_in(&second.stderr_lines(), &secrets);
 }

@@ -35,7 +35,7 @@ fn sign_in(access_token: &str) -> StoredSignIn {
         client_id: "client-1".into(),
         client_secret: Some("secret-1".into()),
         access_token: access_token.into(),
-        refresh_token: Some(format!("refresh-{access_token}")),
+        refresh_token: Some(format!("refresh-{access_token}").into()),
         expires_at: Some(4_102_444_800),
         scope: Some("mcp:read mcp:write".into()),
     }
@@ -72,10 +72,12 @@ fn logged<T>(run: impl FnOnce() -> T) -> (T, String) {
     (result, text)
 }
 
+/// The one entry file of `dir`.
 fn the_file(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|item| item.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "entry"))
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files.into_iter().next().unwrap()
@@ -107,9 +109,9 @@ fn any_sign_in() -> impl Strategy<Value = StoredSignIn> {
                     issuer,
                     resource,
                     client_id,
-                    client_secret,
-                    access_token,
-                    refresh_token,
+                    client_secret: client_secret.map(Into::into),
+                    access_token: access_token.into(),
+                    refresh_token: refresh_token.map(Into::into),
                     expires_at,
                     scope,
                 }
@@ -159,7 +161,8 @@ proptest! {
             path.display()
         );
         prop_assert!(lines.starts_with(&expected_start), "{}", lines);
-        prop_assert!(lines.ends_with("): the bridge counts it as absent\n"), "{}", lines);
+        prop_assert!(lines.ends_with(" and counts it as absent\n"), "{}", lines);
+        prop_assert!(lines.contains("): the bridge moved it to "), "{}", lines);
         prop_assert_eq!(lines.lines().count(), 1);
         let (keys, _) = logged(|| store.keys());
         // A change in the second box leaves the identity readable: keys() may name
@@ -168,23 +171,59 @@ proptest! {
     }
 }
 
+/// The one file of `dir` whose name starts with that of `path` and goes on with
+/// `.damaged-`.
+fn moved_aside(path: &Path) -> PathBuf {
+    let prefix = format!("{}.damaged-", path.file_name().unwrap().to_string_lossy());
+    let moved: Vec<PathBuf> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|item| item.unwrap().path())
+        .filter(|moved| {
+            moved
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .collect();
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    moved.into_iter().next().unwrap()
+}
+
 #[test]
 fn a_cut_file_and_a_file_of_another_key_are_absent_with_their_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = FileStore::open(dir.path(), key()).unwrap();
     let key = entry("https://mcp.example.com/mcp", "default");
-    store.save(&key, &sign_in("access-1")).unwrap();
-    let path = the_file(dir.path());
-    let other = FileStore::open(dir.path(), TokenKey::from_hex(&"01".repeat(32)).unwrap()).unwrap();
-    let (loaded, lines) = logged(|| other.load(&key));
+    // An entry of another key, in a directory of this key.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = FileStore::open(
+        elsewhere.path(),
+        TokenKey::from_hex(&"01".repeat(32)).unwrap(),
+    )
+    .unwrap();
+    other.save(&key, &sign_in("access-0")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::open(dir.path(), self::key()).unwrap();
+    store
+        .save(
+            &entry("https://other.example.com/mcp", "default"),
+            &sign_in("x"),
+        )
+        .unwrap();
+    let foreign = the_file(elsewhere.path());
+    let path = dir.path().join(foreign.file_name().unwrap());
+    std::fs::copy(&foreign, &path).unwrap();
+    let (loaded, lines) = logged(|| store.load(&key));
     assert_eq!(loaded, Ok(None));
     assert_eq!(
         lines,
         format!(
-            "mcp-bridge-vscode: bridge: warning: the token file {} is not valid (it does not decrypt with the key): the bridge counts it as absent\n",
-            path.display()
+            "mcp-bridge-vscode: bridge: warning: the token file {} is not valid (it does not decrypt with the key): the bridge moved it to {} and counts it as absent\n",
+            path.display(),
+            moved_aside(&path).display()
         )
     );
+    std::fs::remove_file(moved_aside(&path)).unwrap();
+    store.save(&key, &sign_in("access-1")).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..10]).unwrap();
     let (loaded, lines) = logged(|| store.load(&key));
@@ -192,10 +231,62 @@ fn a_cut_file_and_a_file_of_another_key_are_absent_with_their_reason() {
     assert_eq!(
         lines,
         format!(
-            "mcp-bridge-vscode: bridge: warning: the token file {} is not valid (its format is not known): the bridge counts it as absent\n",
-            path.display()
+            "mcp-bridge-vscode: bridge: warning: the token file {} is not valid (its format is not known): the bridge moved it to {} and counts it as absent\n",
+            path.display(),
+            moved_aside(&path).display()
         )
     );
+}
+
+/// The files of `dir` that hold exactly `bytes`.
+fn files_holding(dir: &Path, bytes: &[u8]) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|item| item.unwrap().path())
+        .filter(|path| std::fs::read(path).is_ok_and(|held| held == bytes))
+        .collect()
+}
+
+/// Flips one bit in the middle of the file at `path`; its new bytes.
+fn damage(path: &Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    std::fs::write(path, &bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn a_damaged_entry_is_moved_aside_and_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::open(dir.path(), key()).unwrap();
+    let key = entry("https://mcp.example.com/mcp", "default");
+    store.save(&key, &sign_in("access-1")).unwrap();
+    let path = the_file(dir.path());
+    let damaged = damage(&path);
+    let (loaded, lines) = logged(|| store.load(&key));
+    assert_eq!(loaded, Ok(None));
+    let kept = files_holding(dir.path(), &damaged);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_ne!(kept[0], path, "the damaged file is still the entry");
+    assert_eq!(
+        lines,
+        format!(
+            "mcp-bridge-vscode: bridge: warning: the token file {} is not valid (it does not decrypt with the key): the bridge moved it to {} and counts it as absent\n",
+            path.display(),
+            kept[0].display()
+        )
+    );
+    store.save(&key, &sign_in("access-2")).unwrap();
+    assert_eq!(store.load(&key).unwrap(), Some(sign_in("access-2")));
+    assert_eq!(files_holding(dir.path(), &damaged), kept);
+    // A save that comes without a load first keeps the damaged file too.
+    let damaged_again = damage(&path);
+    store.save(&key, &sign_in("access-3")).unwrap();
+    assert_eq!(store.load(&key).unwrap(), Some(sign_in("access-3")));
+    assert_eq!(files_holding(dir.path(), &damaged_again).len(), 1);
+    assert_eq!(files_holding(dir.path(), &damaged), kept);
+    assert_eq!(store.keys().unwrap(), vec![key]);
 }
 
 // The writer child: `WRITER_DIR`, `WRITER_LABEL`, `WRITER_ENTRIES` (URLs separated
@@ -243,9 +334,10 @@ fn writer(test: &str, dir: &Path, label: &str, urls: &[&str], rounds: u64) -> st
 
 /// The round of a token `<label>-<round>`, when the label is one of `labels`.
 fn round_of(sign_in: &StoredSignIn, labels: &[&str]) -> Option<u64> {
-    let (label, round) = sign_in.access_token.split_once('-')?;
+    let (label, round) = sign_in.access_token.expose().split_once('-')?;
     let round: u64 = round.parse().ok()?;
-    (labels.contains(&label) && *sign_in == self::sign_in(&sign_in.access_token)).then_some(round)
+    (labels.contains(&label) && *sign_in == self::sign_in(sign_in.access_token.expose()))
+        .then_some(round)
 }
 
 #[test]
@@ -349,10 +441,12 @@ fn two_processes_writing_the_same_and_different_entries_corrupt_nothing() {
         "{shared_now:?}"
     );
     assert_eq!(store.keys().unwrap().len(), 3);
-    // No temporary file is left behind by writers that completed.
+    // No temporary file is left behind by writers that completed: the three
+    // entries and the key check.
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.contains(&"key-check".to_owned()), "{names:?}");
 }

@@ -465,3 +465,59 @@ fn the_keychain_store_keeps_one_item_for_each_entry_and_one_index() {
     let (_, listing) = secret_tool(&["search", "--all", "service", SERVICE]);
     assert!(!listing.contains("mcp-bridge-rs"), "{listing}");
 }
+
+#[test]
+fn an_index_that_does_not_parse_fails_logout_of_a_url_and_logout_all_still_clears_the_service() {
+    if in_own_session(
+        "an_index_that_does_not_parse_fails_logout_of_a_url_and_logout_all_still_clears_the_service",
+    ) {
+        return;
+    }
+    let env = env_with(&[]);
+    let store = open(TokenStoreChoice::Keychain, None, &env).unwrap().store;
+    let url = "https://127.0.0.1:9/mcp";
+    store.save(&entry(url), &sign_in("a")).unwrap();
+    // Someone wrote over the index.
+    let mut child = Command::new("secret-tool")
+        .args([
+            "store", "--label", "index", "service", SERVICE, "username", "index",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"not an index")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let logout = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
+            .arg("logout")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = logout(&["--token-store", "keychain", url]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "mcp-bridge-vscode: vscode: error: logout could not delete the stored sign-in of the account \"default\" in the keychain of the host: the keychain item index is not valid (it is not the JSON of an index): run mcp-bridge-vscode logout --all to delete every stored sign-in\n"
+    );
+    // The entry and the index are as they were.
+    let (_, listing) = secret_tool(&["search", "--all", "service", SERVICE]);
+    assert!(listing.contains("attribute.username = entry/"), "{listing}");
+    let (code, stderr) = logout(&["--token-store", "keychain", "--all"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stderr,
+        "mcp-bridge-vscode: vscode: info: logout --all deleted 1 stored sign-ins in the keychain of the host\n"
+    );
+    let (_, listing) = secret_tool(&["search", "--all", "service", SERVICE]);
+    assert!(!listing.contains("mcp-bridge-rs"), "{listing}");
+}

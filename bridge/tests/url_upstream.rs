@@ -9,6 +9,8 @@
 mod https_fixture;
 mod memory;
 mod pipes;
+mod recording_proxy;
+mod scripted_oauth;
 mod tiny_http;
 
 mod interop_url;
@@ -16,7 +18,9 @@ mod logout;
 mod official_suite_client;
 mod reliability_url;
 mod sign_in;
+mod sign_in_client_document;
 mod sign_in_security;
+mod sign_in_urls;
 mod token_store_file;
 mod token_store_keychain;
 mod token_store_start;

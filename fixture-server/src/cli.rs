@@ -16,7 +16,8 @@ use crate::https::options::{self, HttpOptions, TlsCase, Transport};
 /// What the command line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    Serve(Options),
+    /// The options of a server (boxed: they are large, and the other commands small).
+    Serve(Box<Options>),
     /// `--help`: the usage on stdout, exit 0.
     Help,
     /// `--version`: the version on stdout, exit 0.
@@ -101,6 +102,10 @@ header gets 400 with the JSON-RPC error -32020.
                      wrong.example only) or unknown-ca (issued by an untrusted CA)
   --tls-name NAME    The certificate made in memory also names NAME (may be repeated),
                      for a client that reaches the server through a proxy by a name
+  --host NAME        The host of the announced URL (and of the issuer and the resource
+                     of --auth) in place of 127.0.0.1; the server still listens on
+                     127.0.0.1, and the certificate made in memory names NAME: a
+                     \"remote\" server that a client reaches through a proxy
   --keep-alive-ms MS The interval of \": keep-alive\" comment lines on SSE streams
                      (default 15000)
   --always-sse       Answers every request with an SSE stream (default: JSON when the
@@ -147,7 +152,12 @@ the origin https://127.0.0.1:PORT (the stdout lines stay the same):
                      (javascript:alert(1)) or file (file:///etc/passwd)
   --hostile-redirect KIND  The approval redirects with another issuer's iss
                      (wrong-iss), another state (wrong-state), or a code that was
-                     already redeemed (replayed-code)
+                     already redeemed (replayed-code); with wrong-iss, an error
+                     redirect names the other issuer too
+  --prm-authorization-server URL  The protected resource metadata names URL as the
+                     authorization server, in place of this server
+  --cimd-document URL=PATH  With --cimd: the document of the client ID URL is the
+                     file PATH, read in place of a fetch (may be repeated)
 
 The test browser (no server):
   --browse URL       GETs URL, follows redirects and <meta http-equiv=\"refresh\"> (up to
@@ -246,6 +256,11 @@ const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "--tls-name",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--host",
         short: None,
         takes_value: true,
     },
@@ -355,6 +370,16 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: true,
     },
     OptionSpec {
+        name: "--prm-authorization-server",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
+        name: "--cimd-document",
+        short: None,
+        takes_value: true,
+    },
+    OptionSpec {
         name: "--browse",
         short: None,
         takes_value: true,
@@ -459,7 +484,7 @@ where
     } else if browsing {
         Command::Browse(browse)
     } else {
-        Command::Serve(options)
+        Command::Serve(Box::new(options))
     })
 }
 
@@ -543,7 +568,7 @@ fn check_browse(options: &Options) -> Result<(), CliError> {
 fn check_transport(options: &Options) -> Result<(), CliError> {
     if options.auth.has_sub_options() && !options.auth.enabled {
         return Err(CliError(
-            "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect) need --auth".into(),
+            "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document) need --auth".into(),
         ));
     }
     if options.auth.enabled && options.transport == Transport::Stdio {
@@ -589,7 +614,7 @@ mod tests {
 
     fn serve(args: &[&str]) -> Options {
         match parse_strs(args) {
-            Ok(Command::Serve(options)) => options,
+            Ok(Command::Serve(options)) => *options,
             other => panic!("{args:?} gave {other:?}"),
         }
     }

@@ -22,7 +22,7 @@ fn main() {
             println!("{SERVER_NAME} {SERVER_VERSION}");
             return;
         }
-        Command::Serve(options) => Ok(options),
+        Command::Serve(options) => Ok(*options),
         Command::Browse(options) => Err(options),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

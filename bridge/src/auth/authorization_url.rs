@@ -2,10 +2,13 @@
 //! `authorization_endpoint` and the request's parameters, and checked before the
 //! bridge writes it or lets anything open it. The endpoint comes from a server,
 //! and the URL reaches a browser, VS Code's URL elicitation and the Output
-//! channel: it must be a plain https URL (or http to a loopback host), nothing a
-//! shell, a terminal or a browser could read as anything else.
+//! channel: it must be a plain https URL (or http to a loopback host) under the
+//! rule of every URL of the sign-in ([`sign_in_url`]), that a terminal or a
+//! browser cannot read as anything else, and whose parameters are the bridge's
+//! alone: an endpoint that brings its own `client_id`, `redirect_uri` or `state`
+//! would have a browser or a server read one of two values.
 
-use crate::rules::input::url_is_safe;
+use super::sign_in_url::{self, RefusedUrl, Role};
 use url::Url;
 
 /// The most a URL may have.
@@ -44,13 +47,50 @@ pub enum UnsafeUrl {
     NoState,
     #[error("its redirect URI is not the redirect URI of the bridge")]
     RedirectUri,
+    #[error("it is on a loopback host, but the upstream server is not")]
+    LoopbackHost,
+    #[error("the authorization endpoint already has the parameter {0}")]
+    EndpointParameter(&'static str),
+    #[error("it has the parameter {0} more than once")]
+    RepeatedParameter(&'static str),
 }
 
-/// The authorization URL for `request` at `endpoint` (the parameters of the
-/// endpoint itself stay, RFC 6749 §3.1), checked by [`check`].
-pub fn build(endpoint: &str, request: &AuthorizationRequest<'_>) -> Result<Url, UnsafeUrl> {
+/// The parameters that the bridge sets, each exactly once (`scope` at most once).
+const PARAMETERS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "code_challenge",
+    "code_challenge_method",
+    "state",
+    "resource",
+    "scope",
+];
+
+/// The authorization URL for `request` at `endpoint` of the authorization server
+/// of the upstream server at `upstream`: the parameters of the endpoint itself
+/// stay (RFC 6749 §3.1), unless one of them is a parameter that the bridge sets.
+/// Checked by [`check`].
+pub fn build(
+    endpoint: &str,
+    request: &AuthorizationRequest<'_>,
+    upstream: &Url,
+) -> Result<Url, UnsafeUrl> {
     check_text(endpoint)?;
-    let mut url = Url::parse(endpoint).map_err(|_| UnsafeUrl::Scheme)?;
+    let mut url =
+        sign_in_url::check(endpoint, Role::AuthorizationEndpoint, upstream).map_err(|refused| {
+            match refused {
+                RefusedUrl::LoopbackHost(..) => UnsafeUrl::LoopbackHost,
+                RefusedUrl::UserInformation(..) => UnsafeUrl::UserInformation,
+                RefusedUrl::Fragment(..) => UnsafeUrl::Fragment,
+                _ => UnsafeUrl::Scheme,
+            }
+        })?;
+    for (name, _) in url.query_pairs() {
+        if let Some(parameter) = PARAMETERS.iter().find(|parameter| **parameter == name) {
+            return Err(UnsafeUrl::EndpointParameter(parameter));
+        }
+    }
     {
         let mut query = url.query_pairs_mut();
         query
@@ -70,15 +110,30 @@ pub fn build(endpoint: &str, request: &AuthorizationRequest<'_>) -> Result<Url, 
 }
 
 /// Checks an authorization URL before it is written or opened: its text, its
-/// scheme and host, a `state`, and the redirect URI of the bridge.
+/// scheme and host, each parameter of the bridge at most once, a `state`, and the
+/// redirect URI of the bridge.
 pub fn check(text: &str, redirect_uri: &str) -> Result<(), UnsafeUrl> {
     check_text(text)?;
     let url = Url::parse(text).map_err(|_| UnsafeUrl::Scheme)?;
+    let mut seen = [0usize; PARAMETERS.len()];
     let mut state = false;
     let mut redirect = None;
     for (name, value) in url.query_pairs() {
+        let Some((index, parameter)) = PARAMETERS
+            .iter()
+            .enumerate()
+            .find(|(_, parameter)| **parameter == name)
+        else {
+            continue;
+        };
+        if let Some(count) = seen.get_mut(index) {
+            *count += 1;
+            if *count > 1 {
+                return Err(UnsafeUrl::RepeatedParameter(parameter));
+            }
+        }
         match name.as_ref() {
-            "state" => state |= !value.is_empty(),
+            "state" => state = !value.is_empty(),
             "redirect_uri" => redirect = Some(value.into_owned()),
             _ => {}
         }
@@ -92,7 +147,15 @@ pub fn check(text: &str, redirect_uri: &str) -> Result<(), UnsafeUrl> {
     Ok(())
 }
 
-/// The rules on the text alone, and on scheme, host and fragment.
+/// What this check guarantees of `text`, and nothing more: at most 8 KiB; only
+/// printable ASCII without the space and without the characters
+/// `"` `<` `>` `\` `^` `{` `|` `}` and the backtick; each `%` followed by two
+/// hexadecimal digits; a URL without a fragment and without user information,
+/// with https, or http to a loopback host. So the text is one token to a
+/// terminal, to a browser and to VS Code, and cannot end a line of the Output
+/// channel. It is not made safe for a shell, and need not be: no shell ever
+/// reads it (the browser opener gets only the start URL, as one argument of a
+/// process started without a shell).
 fn check_text(text: &str) -> Result<(), UnsafeUrl> {
     if text.len() > MAX_AUTHORIZATION_URL_BYTES {
         return Err(UnsafeUrl::TooLong);
@@ -120,7 +183,7 @@ fn check_text(text: &str) -> Result<(), UnsafeUrl> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err(UnsafeUrl::UserInformation);
     }
-    if !url_is_safe(text) {
+    if !sign_in_url::is_https_or_loopback_http(&url) {
         return Err(UnsafeUrl::Scheme);
     }
     Ok(())
@@ -131,6 +194,10 @@ mod tests {
     use super::*;
 
     const REDIRECT: &str = "http://127.0.0.1:41894/callback";
+
+    fn upstream() -> Url {
+        Url::parse("https://mcp.example.com/mcp").unwrap()
+    }
 
     fn request() -> AuthorizationRequest<'static> {
         AuthorizationRequest {
@@ -145,7 +212,12 @@ mod tests {
 
     #[test]
     fn the_url_has_every_parameter_of_the_code_flow_with_pkce() {
-        let url = build("https://as.example.com/authorize?tenant=a", &request()).unwrap();
+        let url = build(
+            "https://as.example.com/authorize?tenant=a",
+            &request(),
+            &upstream(),
+        )
+        .unwrap();
         assert_eq!(
             url.as_str(),
             "https://as.example.com/authorize?tenant=a&response_type=code&client_id=client+1\
@@ -157,7 +229,8 @@ mod tests {
             scope: None,
             ..request()
         };
-        let url = build("http://127.0.0.1:9/authorize", &without_scope).unwrap();
+        let local = Url::parse("http://127.0.0.1:8/mcp").unwrap();
+        let url = build("http://127.0.0.1:9/authorize", &without_scope, &local).unwrap();
         assert!(!url.as_str().contains("scope="));
     }
 
@@ -187,13 +260,54 @@ mod tests {
             ("https://as.example.com:99999/authorize", UnsafeUrl::Scheme),
         ];
         for (endpoint, error) in cases {
-            assert_eq!(build(endpoint, &request()).err(), Some(error), "{endpoint}");
+            assert_eq!(
+                build(endpoint, &request(), &upstream()).err(),
+                Some(error),
+                "{endpoint}"
+            );
         }
         let long = format!(
             "https://as.example.com/{}",
             "a".repeat(MAX_AUTHORIZATION_URL_BYTES)
         );
-        assert_eq!(build(&long, &request()).err(), Some(UnsafeUrl::TooLong));
+        assert_eq!(
+            build(&long, &request(), &upstream()).err(),
+            Some(UnsafeUrl::TooLong)
+        );
+        assert_eq!(
+            build("http://127.0.0.1:9/authorize", &request(), &upstream()).err(),
+            Some(UnsafeUrl::LoopbackHost)
+        );
+    }
+
+    #[test]
+    fn an_endpoint_with_a_parameter_of_the_bridge_is_refused() {
+        for parameter in PARAMETERS {
+            let endpoint = format!("https://as.example.com/authorize?tenant=a&{parameter}=x");
+            assert_eq!(
+                build(&endpoint, &request(), &upstream()).err(),
+                Some(UnsafeUrl::EndpointParameter(parameter)),
+                "{endpoint}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_url_with_a_parameter_of_the_bridge_twice_is_refused() {
+        assert_eq!(
+            check(
+                "https://as.example.com/a?state=x&redirect_uri=http%3A%2F%2F127.0.0.1%3A41894%2Fcallback&state=y",
+                REDIRECT
+            ),
+            Err(UnsafeUrl::RepeatedParameter("state"))
+        );
+        assert_eq!(
+            check(
+                "https://as.example.com/a?client_id=a&state=x&client_id=b&redirect_uri=http%3A%2F%2F127.0.0.1%3A41894%2Fcallback",
+                REDIRECT
+            ),
+            Err(UnsafeUrl::RepeatedParameter("client_id"))
+        );
     }
 
     #[test]

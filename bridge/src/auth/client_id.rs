@@ -1,11 +1,16 @@
 //! The client ID of the bridge at an authorization server, in the order of the
 //! contract ("Sign-in and accounts") and of the 2026-07-28 client registration
-//! page: `--client-id`, then a client ID metadata document, then dynamic client
-//! registration (RFC 7591).
+//! page: `--client-id`, then a client ID metadata document (`--client-metadata-url`,
+//! else the document of the bridge at the default redirect port), then dynamic
+//! client registration (RFC 7591).
 
+use super::bridge_document::{DOCUMENT_REDIRECT_PORT, DOCUMENT_URL};
 use super::discovery::AuthorizationServer;
 use super::errors::SignInError;
 use super::http::{HttpError, get_json, post_json};
+use super::receiver::redirect_uri;
+use super::secret_string::SecretString;
+use super::sign_in_url::{self, Role};
 use crate::log::BRIDGE;
 use serde::Deserialize;
 use serde_json::json;
@@ -21,7 +26,7 @@ pub struct Client {
     pub id: String,
     /// `MCP_BRIDGE_CLIENT_SECRET` for `--client-id`, or the secret of a dynamic
     /// registration.
-    pub secret: Option<String>,
+    pub secret: Option<SecretString>,
     /// The server takes the secret only in the form body (`client_secret_post`).
     pub secret_in_body: bool,
 }
@@ -40,7 +45,7 @@ impl fmt::Debug for Client {
 pub struct ClientOptions {
     pub client_id: Option<String>,
     pub client_issuer: Option<Url>,
-    pub client_secret: Option<String>,
+    pub client_secret: Option<SecretString>,
     pub metadata_url: Option<Url>,
 }
 
@@ -65,15 +70,18 @@ pub struct Registered {
     pub client: Client,
 }
 
-/// The client for `server`, in the contract's order. `registered` is the client
-/// of the stored sign-in, which a new sign-in at the same issuer uses again.
+/// The client for `server`, in the contract's order, for the redirect URI of
+/// `redirect_port`. `registered` is the client of the stored sign-in, which a new
+/// sign-in at the same issuer uses again.
 pub async fn resolve(
     http: &reqwest::Client,
     server: &AuthorizationServer,
     options: &ClientOptions,
-    redirect_uri: &str,
+    redirect_port: u16,
     registered: Option<&Registered>,
+    upstream: &Url,
 ) -> Result<Client, SignInError> {
+    let redirect_uri = &redirect_uri(redirect_port);
     let secret_in_body = takes_secret_only_in_body(server);
     if let Some(id) = &options.client_id {
         if let Some(issuer) = &options.client_issuer
@@ -97,27 +105,76 @@ pub async fn resolve(
     }
     if let Some(url) = &options.metadata_url {
         if server.client_id_metadata_document_supported {
-            check_document(http, url, redirect_uri).await?;
-            return Ok(Client {
-                id: url.to_string(),
-                secret: None,
-                secret_in_body: false,
-            });
+            match check_document(http, url, redirect_uri, upstream).await {
+                Checked::Usable => {}
+                Checked::Unreachable(error) => tracing::info!(
+                    target: BRIDGE,
+                    "the bridge cannot read the client ID metadata document of --client-metadata-url ({error}): the authorization server reads it"
+                ),
+                Checked::NotUsable(detail) => return Err(SignInError::ClientMetadataUrl(detail)),
+            }
+            return Ok(document_client(url.as_str()));
         }
         tracing::info!(
             target: BRIDGE,
             "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration"
         );
+    } else if redirect_port != DOCUMENT_REDIRECT_PORT {
+        tracing::info!(
+            target: BRIDGE,
+            "the client metadata document of the bridge has only the redirect port 41894. With --redirect-port {redirect_port}, the bridge uses dynamic client registration"
+        );
+    } else if server.client_id_metadata_document_supported
+        && let Some(client) = bridge_document(http, redirect_uri, upstream).await
+    {
+        return Ok(client);
     }
-    register(http, server, redirect_uri).await
+    register(http, server, redirect_uri, upstream).await
+}
+
+/// The client of a client ID metadata document: its URL, without a secret.
+fn document_client(url: &str) -> Client {
+    Client {
+        id: url.to_owned(),
+        secret: None,
+        secret_in_body: false,
+    }
+}
+
+/// The document of the bridge, when the bridge finds it usable or cannot read it
+/// (the authorization server may reach what the bridge does not); `None` when it
+/// answers with something else than the document (not published, changed), and
+/// registration takes its place.
+async fn bridge_document(
+    http: &reqwest::Client,
+    redirect_uri: &str,
+    upstream: &Url,
+) -> Option<Client> {
+    let url = Url::parse(DOCUMENT_URL).ok()?;
+    match check_document(http, &url, redirect_uri, upstream).await {
+        Checked::Usable => {}
+        Checked::Unreachable(error) => tracing::info!(
+            target: BRIDGE,
+            "the bridge cannot read its client ID metadata document ({error}): the authorization server reads it"
+        ),
+        Checked::NotUsable(detail) => {
+            tracing::info!(
+                target: BRIDGE,
+                "the client ID metadata document of the bridge is not usable ({detail}): the bridge uses dynamic client registration"
+            );
+            return None;
+        }
+    }
+    Some(document_client(DOCUMENT_URL))
 }
 
 /// `--client-issuer` names the issuer as the metadata does, maybe with a slash more.
-fn same_issuer(option: &Url, issuer: &str) -> bool {
+pub fn same_issuer(option: &Url, issuer: &str) -> bool {
     option.as_str().trim_end_matches('/') == issuer.trim_end_matches('/')
 }
 
-fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
+/// The server takes a client secret only in the form body (`client_secret_post`).
+pub fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
     server
         .token_endpoint_auth_methods_supported
         .as_ref()
@@ -127,15 +184,30 @@ fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
         })
 }
 
-/// A client ID metadata document must be JSON whose `client_id` is its URL and
-/// whose `redirect_uris` list the redirect URI of the bridge. A document that the
-/// bridge cannot reach may still be one that the authorization server reaches
-/// (another network, a name only it resolves): then the server decides.
+/// What the bridge found at the URL of a client ID metadata document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Checked {
+    /// JSON whose `client_id` is its URL and whose `redirect_uris` list the
+    /// redirect URI of the bridge.
+    Usable,
+    /// No answer (a transport failure): the document may still be one that the
+    /// authorization server reaches (another network, a name only it resolves),
+    /// so the server decides.
+    Unreachable(String),
+    /// An answer that is not such a document, or a URL that breaks the rule of
+    /// every URL of the sign-in.
+    NotUsable(String),
+}
+
 async fn check_document(
     http: &reqwest::Client,
     url: &Url,
     redirect_uri: &str,
-) -> Result<(), SignInError> {
+    upstream: &Url,
+) -> Checked {
+    if let Err(refused) = sign_in_url::check(url.as_str(), Role::ClientMetadataDocument, upstream) {
+        return Checked::NotUsable(refused.to_string());
+    }
     #[derive(Deserialize)]
     struct Document {
         client_id: String,
@@ -144,30 +216,18 @@ async fn check_document(
     }
     let document: Document = match get_json(http, url).await {
         Ok(document) => document,
-        Err(HttpError::Transport(error)) => {
-            tracing::info!(
-                target: BRIDGE,
-                "the bridge cannot read the client ID metadata document of --client-metadata-url ({error}): the authorization server reads it"
-            );
-            return Ok(());
-        }
-        Err(error) => {
-            return Err(SignInError::ClientMetadataUrl(format!(
-                "the document cannot be read: {error}"
-            )));
-        }
+        Err(HttpError::Transport(error)) => return Checked::Unreachable(error),
+        Err(error) => return Checked::NotUsable(format!("the document cannot be read: {error}")),
     };
     if document.client_id != url.as_str() {
-        return Err(SignInError::ClientMetadataUrl(
-            "the client_id of the document is not its URL".into(),
-        ));
+        return Checked::NotUsable("the client_id of the document is not its URL".into());
     }
     if !document.redirect_uris.iter().any(|uri| uri == redirect_uri) {
-        return Err(SignInError::ClientMetadataUrl(format!(
+        return Checked::NotUsable(format!(
             "the document does not list the redirect URI {redirect_uri}"
-        )));
+        ));
     }
-    Ok(())
+    Checked::Usable
 }
 
 /// Dynamic client registration (RFC 7591): a public native client with the
@@ -176,18 +236,18 @@ async fn register(
     http: &reqwest::Client,
     server: &AuthorizationServer,
     redirect_uri: &str,
+    upstream: &Url,
 ) -> Result<Client, SignInError> {
     let Some(endpoint) = &server.registration_endpoint else {
         return Err(SignInError::NoClientRegistration);
     };
-    let endpoint = Url::parse(endpoint).map_err(|_| {
-        SignInError::RegistrationRefused("the registration endpoint is not a URL".into())
-    })?;
+    let endpoint = sign_in_url::check(endpoint, Role::RegistrationEndpoint, upstream)
+        .map_err(|refused| SignInError::Discovery(refused.to_string()))?;
     #[derive(Deserialize)]
     struct Registration {
         client_id: String,
         #[serde(default)]
-        client_secret: Option<String>,
+        client_secret: Option<SecretString>,
     }
     let body = json!({
         "client_name": CLIENT_NAME,
@@ -248,8 +308,9 @@ mod tests {
             &http,
             server,
             options,
-            "http://127.0.0.1:1/callback",
+            1,
             registered,
+            &Url::parse("https://mcp.example.com/mcp").unwrap(),
         ))
     }
 
@@ -263,7 +324,10 @@ mod tests {
         };
         let client = resolve_now(&server(None), &options, None).unwrap();
         assert_eq!(
-            (client.id.as_str(), client.secret.as_deref()),
+            (
+                client.id.as_str(),
+                client.secret.as_ref().map(SecretString::expose)
+            ),
             ("c1", Some("s"))
         );
         assert!(!client.secret_in_body);

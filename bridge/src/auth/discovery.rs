@@ -5,6 +5,7 @@
 use super::challenge::Challenge;
 use super::errors::SignInError;
 use super::http::{HttpError, get_json};
+use super::sign_in_url::{self, RefusedUrl, Role};
 use serde::Deserialize;
 use url::Url;
 
@@ -37,18 +38,17 @@ pub struct AuthorizationServer {
 }
 
 /// The URLs of the protected resource metadata, in the order to try: the
-/// challenge's `resource_metadata`, else the well-known URI at the path of the
-/// endpoint, then at the root.
-pub fn resource_metadata_urls(server_url: &Url, challenge: &Challenge) -> Vec<Url> {
-    if let Some(url) = challenge
-        .resource_metadata
-        .as_deref()
-        .and_then(|text| Url::parse(text).ok())
-        .filter(|url| matches!(url.scheme(), "https" | "http"))
-    {
-        return vec![url];
+/// challenge's `resource_metadata`, which must pass the rule of
+/// [`sign_in_url`] (that document chooses the authorization server), else the
+/// well-known URI at the path of the endpoint, then at the root.
+pub fn resource_metadata_urls(
+    server_url: &Url,
+    challenge: &Challenge,
+) -> Result<Vec<Url>, RefusedUrl> {
+    if let Some(text) = challenge.resource_metadata.as_deref() {
+        return sign_in_url::check(text, Role::ResourceMetadata, server_url).map(|url| vec![url]);
     }
-    well_known(server_url, "oauth-protected-resource")
+    Ok(well_known(server_url, "oauth-protected-resource"))
 }
 
 /// `<origin>/.well-known/<suffix><path>` (when the path is not `/`), then
@@ -131,8 +131,10 @@ pub async fn protected_resource(
     server_url: &Url,
     challenge: &Challenge,
 ) -> Result<ProtectedResource, SignInError> {
+    let urls = resource_metadata_urls(server_url, challenge)
+        .map_err(|refused| SignInError::Discovery(refused.to_string()))?;
     let mut last = None;
-    for url in resource_metadata_urls(server_url, challenge) {
+    for url in urls {
         match get_json::<ProtectedResource>(client, &url).await {
             Ok(metadata) => {
                 if !resource_covers(&metadata.resource, server_url) {
@@ -157,20 +159,16 @@ pub async fn protected_resource(
     )))
 }
 
-/// The metadata of the authorization server `issuer`, whose `issuer` must be the
-/// one the URL was made from (RFC 8414 §3.3), with PKCE S256.
+/// The metadata of the authorization server `issuer` of the upstream server at
+/// `server_url`: the issuer passes the rule of [`sign_in_url`], the metadata's
+/// `issuer` is the one the URL was made from (RFC 8414 §3.3), with PKCE S256.
 pub async fn authorization_server(
     client: &reqwest::Client,
     issuer: &str,
+    server_url: &Url,
 ) -> Result<AuthorizationServer, SignInError> {
-    let issuer_url = Url::parse(issuer).map_err(|_| {
-        SignInError::Discovery(format!("the authorization server {issuer} is not a URL"))
-    })?;
-    if !crate::rules::input::url_is_safe(issuer) {
-        return Err(SignInError::Discovery(format!(
-            "the authorization server {issuer} does not use https"
-        )));
-    }
+    let issuer_url = sign_in_url::check(issuer, Role::AuthorizationServer, server_url)
+        .map_err(|refused| SignInError::Discovery(refused.to_string()))?;
     let mut last: Option<HttpError> = None;
     for url in authorization_server_urls(&issuer_url) {
         match get_json::<AuthorizationServer>(client, &url).await {
@@ -218,26 +216,50 @@ mod tests {
         };
         assert_eq!(
             resource_metadata_urls(&server, &challenge),
-            vec![url("https://mcp.example.com/prm")]
+            Ok(vec![url("https://mcp.example.com/prm")])
         );
         assert_eq!(
             resource_metadata_urls(&server, &Challenge::default()),
-            vec![
+            Ok(vec![
                 url("https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp"),
                 url("https://mcp.example.com/.well-known/oauth-protected-resource"),
-            ]
+            ])
         );
         assert_eq!(
             resource_metadata_urls(&url("https://mcp.example.com/"), &Challenge::default()),
-            vec![url(
+            Ok(vec![url(
                 "https://mcp.example.com/.well-known/oauth-protected-resource"
-            )]
+            )])
         );
-        let javascript = Challenge {
-            resource_metadata: Some("javascript:x".into()),
-            ..Challenge::default()
-        };
-        assert_eq!(resource_metadata_urls(&server, &javascript).len(), 2);
+    }
+
+    #[test]
+    fn a_resource_metadata_url_that_breaks_the_rule_is_refused_not_replaced() {
+        let server = url("https://mcp.example.com/mcp");
+        for (text, detail) in [
+            (
+                "javascript:x",
+                "the resource_metadata of the challenge (javascript:) does not use https",
+            ),
+            (
+                "http://mcp.example.com/prm",
+                "the resource_metadata of the challenge (http://mcp.example.com) does not use https",
+            ),
+            (
+                "https://127.0.0.1:8/prm",
+                "the resource_metadata of the challenge (https://127.0.0.1:8) is on a loopback host, but the upstream server is not",
+            ),
+        ] {
+            let challenge = Challenge {
+                resource_metadata: Some(text.into()),
+                ..Challenge::default()
+            };
+            assert_eq!(
+                resource_metadata_urls(&server, &challenge).map_err(|e| e.to_string()),
+                Err(detail.to_owned()),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use reqwest::header::{ACCEPT, CACHE_CONTROL, HeaderValue};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 use url::Url;
+use zeroize::Zeroizing;
 
 /// A metadata document or a token response is small; a larger one is refused.
 pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
@@ -58,9 +59,13 @@ pub async fn post_form<T: DeserializeOwned>(
     form: &[(&str, &str)],
     basic: Option<(&str, &str)>,
 ) -> Result<T, HttpError> {
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form)
-        .finish();
+    // The form carries a code, a verifier or a refresh token; the HTTP client
+    // keeps its own copy of the body, which this buffer cannot reach.
+    let body = Zeroizing::new(
+        url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish(),
+    );
     let mut request = client
         .post(url.clone())
         .header(ACCEPT, HeaderValue::from_static("application/json"))
@@ -70,7 +75,7 @@ pub async fn post_form<T: DeserializeOwned>(
         )
         .header(CACHE_CONTROL, HeaderValue::from_static("no-store"))
         .timeout(REQUEST_TIMEOUT)
-        .body(body);
+        .body(body.as_bytes().to_vec());
     if let Some((id, secret)) = basic {
         // RFC 6749 §2.3.1: both parts form-encoded before the Basic encoding.
         let encode =
@@ -105,9 +110,10 @@ pub async fn post_json<T: DeserializeOwned>(
     read_json(response).await
 }
 
+/// Reads the body (a token response carries tokens: the buffer is zeroized).
 async fn read_json<T: DeserializeOwned>(mut response: reqwest::Response) -> Result<T, HttpError> {
     let status = response.status();
-    let mut body = Vec::new();
+    let mut body = Zeroizing::new(Vec::new());
     while let Some(chunk) = response
         .chunk()
         .await

@@ -11,17 +11,21 @@
 //!   metadata;
 //! - [`client_id`]: `--client-id`, a client ID metadata document, or a dynamic
 //!   registration;
+//! - [`bridge_document`]: the client ID metadata document of the bridge;
 //! - [`authorization_url`]: the URL of the browser, checked before anything sees it;
 //! - [`pkce`]: the verifier, the state and the start token, from the OS's random source;
 //! - [`receiver`]: the loopback receiver of the redirect and the one-time start URL;
 //! - [`browser`]: the opener of the start URL, never through a shell;
 //! - [`tokens`]: the token endpoint (a code, a refresh);
+//! - [`sign_in_url`]: the one rule for every URL of the sign-in;
+//! - [`secret_string`]: a secret text, zeroized when it drops;
 //! - [`http`]: the requests of the sign-in, on the client of the URL form;
 //! - [`errors`]: why a sign-in failed, mapped to its cause and line;
 //! - [`store`]: where the tokens live between two starts, behind
 //!   [`store::TokenStore`].
 
 pub mod authorization_url;
+pub mod bridge_document;
 pub mod browser;
 pub mod challenge;
 pub mod client_id;
@@ -30,6 +34,8 @@ pub mod errors;
 pub mod http;
 pub mod pkce;
 pub mod receiver;
+pub mod secret_string;
 pub mod sign_in;
+pub mod sign_in_url;
 pub mod store;
 pub mod tokens;

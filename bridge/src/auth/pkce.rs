@@ -6,10 +6,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use std::fmt;
+use zeroize::Zeroizing;
 
-/// 32 random bytes as base64url without padding: 43 characters, 256 bits.
+/// 32 random bytes as base64url without padding: 43 characters, 256 bits. Its
+/// memory is zeroized when it drops.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub struct Secret(Zeroizing<String>);
 
 /// The OS gave no random data.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -18,9 +20,11 @@ pub struct NoRandomData(pub String);
 
 impl Secret {
     pub fn random() -> Result<Self, NoRandomData> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).map_err(|error| NoRandomData(error.to_string()))?;
-        Ok(Self(URL_SAFE_NO_PAD.encode(bytes)))
+        let mut bytes = Zeroizing::new([0u8; 32]);
+        getrandom::fill(bytes.as_mut_slice()).map_err(|error| NoRandomData(error.to_string()))?;
+        Ok(Self(Zeroizing::new(
+            URL_SAFE_NO_PAD.encode(bytes.as_slice()),
+        )))
     }
 
     /// The token of a one-time start URL (M6). A debug build with
@@ -36,7 +40,7 @@ impl Secret {
 
     #[cfg(test)]
     pub fn for_tests(text: &str) -> Self {
-        Self(text.to_owned())
+        Self(Zeroizing::new(text.to_owned()))
     }
 
     /// The value, for the request that carries it.
@@ -90,7 +94,7 @@ mod tests {
     #[test]
     fn the_s256_challenge_is_that_of_rfc_7636() {
         // RFC 7636, Appendix B.
-        let verifier = Secret("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk".into());
+        let verifier = Secret::for_tests("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
         assert_eq!(
             verifier.s256_challenge(),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
@@ -112,7 +116,7 @@ mod tests {
 
     #[test]
     fn only_the_exact_value_matches() {
-        let secret = Secret("abcdef".into());
+        let secret = Secret::for_tests("abcdef");
         assert!(secret.matches("abcdef"));
         for wrong in ["abcdeF", "abcde", "abcdefg", "", "bbcdef"] {
             assert!(!secret.matches(wrong), "{wrong}");

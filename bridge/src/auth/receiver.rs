@@ -8,20 +8,28 @@
 
 use super::errors::SignInError;
 use super::pkce::Secret;
+use super::secret_string::SecretString;
 use crate::log::BRIDGE;
+use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio::time::Instant;
+use zeroize::Zeroizing;
 
 /// The most a request head may have.
 const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// How long a connection may take to send its head; a browser that only
 /// pre-connects does not hold the receiver.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most connections whose head the receiver waits for at once. A browser
+/// opens a few; another program of the host could open thousands and hold each
+/// for [`HEAD_TIMEOUT`]. Beyond this, the oldest waiting connection closes: a
+/// browser sends its request at once, so the one that waits longest is the idle one.
+const MAX_WAITING_CONNECTIONS: usize = 32;
 
 /// The redirect URI for `port`: a literal address, never `localhost`.
 pub fn redirect_uri(port: u16) -> String {
@@ -62,15 +70,25 @@ impl Receiver {
     /// other request.
     pub async fn serve(&self, gate: &mut Gate) -> Result<Redirect, SignInError> {
         let mut heads = JoinSet::new();
+        let mut waiting: VecDeque<AbortHandle> = VecDeque::new();
         loop {
             tokio::select! {
                 accepted = self.listener.accept() => {
                     if let Ok((stream, _)) = accepted {
-                        heads.spawn(read_head_in_time(stream));
+                        waiting.retain(|head| !head.is_finished());
+                        if waiting.len() >= MAX_WAITING_CONNECTIONS
+                            && let Some(oldest) = waiting.pop_front()
+                        {
+                            oldest.abort();
+                        }
+                        waiting.push_back(heads.spawn(read_head_in_time(stream)));
                     }
                 }
-                Some(Ok((mut stream, head))) = heads.join_next() => {
-                    if let Some(outcome) = answer(&mut stream, head, gate).await {
+                Some(joined) = heads.join_next() => {
+                    // An aborted wait ends without a head: nothing to answer.
+                    if let Ok((mut stream, head)) = joined
+                        && let Some(outcome) = answer(&mut stream, head, gate).await
+                    {
                         return outcome;
                     }
                 }
@@ -122,7 +140,9 @@ impl Lingering {
     }
 }
 
-async fn read_head_in_time(mut stream: TcpStream) -> (TcpStream, Result<String, HeadError>) {
+async fn read_head_in_time(
+    mut stream: TcpStream,
+) -> (TcpStream, Result<Zeroizing<String>, HeadError>) {
     let head = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut stream))
         .await
         .unwrap_or(Err(HeadError::Closed));
@@ -132,7 +152,7 @@ async fn read_head_in_time(mut stream: TcpStream) -> (TcpStream, Result<String, 
 /// Answers one request from the gate, and closes the connection.
 async fn answer(
     stream: &mut TcpStream,
-    head: Result<String, HeadError>,
+    head: Result<Zeroizing<String>, HeadError>,
     gate: &mut Gate,
 ) -> Option<Result<Redirect, SignInError>> {
     let head = match head {
@@ -158,13 +178,14 @@ enum HeadError {
 }
 
 /// The request line of a head (up to its first line end), once the whole head
-/// (up to the empty line) has come.
-async fn read_head(stream: &mut TcpStream) -> Result<String, HeadError> {
-    let mut head = Vec::with_capacity(1024);
-    let mut buffer = [0u8; 2048];
+/// (up to the empty line) has come. It carries the code of a redirect: every
+/// buffer of it is zeroized.
+async fn read_head(stream: &mut TcpStream) -> Result<Zeroizing<String>, HeadError> {
+    let mut head = Zeroizing::new(Vec::with_capacity(MAX_HEAD_BYTES + 2048));
+    let mut buffer = Zeroizing::new([0u8; 2048]);
     loop {
         let read = stream
-            .read(&mut buffer)
+            .read(buffer.as_mut_slice())
             .await
             .map_err(|_| HeadError::Closed)?;
         if read == 0 {
@@ -183,7 +204,7 @@ async fn read_head(stream: &mut TcpStream) -> Result<String, HeadError> {
         .position(|w| w == b"\r\n")
         .unwrap_or(head.len());
     let line = head.get(..line_end).unwrap_or_default();
-    Ok(String::from_utf8_lossy(line).into_owned())
+    Ok(Zeroizing::new(String::from_utf8_lossy(line).into_owned()))
 }
 
 async fn write(stream: &mut TcpStream, page: &Page) {
@@ -205,21 +226,14 @@ async fn write(stream: &mut TcpStream, page: &Page) {
     let _ = stream.shutdown().await;
 }
 
-/// The redirect of the authorization server, with the expected state.
-#[derive(Clone, PartialEq, Eq)]
+/// The redirect of the authorization server, with the expected state: a code,
+/// or the error the server sent instead, and its `iss`, which the sign-in checks
+/// for both (RFC 9207 §2.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirect {
-    pub code: String,
+    pub code: Result<SecretString, SignInError>,
     /// `iss` (RFC 9207), where the server sent it.
     pub iss: Option<String>,
-}
-
-impl std::fmt::Debug for Redirect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Redirect")
-            .field("code", &"[REDACTED]")
-            .field("iss", &self.iss)
-            .finish()
-    }
 }
 
 /// What the browser gets. No page ever shows a code, a state or a token.
@@ -391,14 +405,14 @@ impl Gate {
         if self.redirected || !state.is_some_and(|state| self.state.matches(&state)) {
             return (Page::status(400, "Bad Request"), None);
         }
-        let outcome = match (code, error) {
+        let code = match (code, error) {
             (_, Some(error)) if error == "access_denied" => Err(SignInError::AccessDenied),
             (_, Some(error)) => Err(SignInError::AuthorizationError(plain_code(&error))),
-            (Some(code), None) if !code.is_empty() => Ok(Redirect { code, iss }),
+            (Some(code), None) if !code.is_empty() => Ok(SecretString::from(code)),
             _ => return (Page::status(400, "Bad Request"), None),
         };
         self.redirected = true;
-        let page = match &outcome {
+        let page = match &code {
             Ok(_) => Page::html(
                 200,
                 "OK",
@@ -412,7 +426,7 @@ impl Gate {
                 "The authorization server did not give the access. The Output channel of the server in VS Code tells more.",
             ),
         };
-        (page, Some(outcome))
+        (page, Some(Ok(Redirect { code, iss })))
     }
 }
 
@@ -486,7 +500,7 @@ mod tests {
         assert_eq!(
             outcome,
             Some(Ok(Redirect {
-                code: "c1".into(),
+                code: Ok("c1".into()),
                 iss: Some("https://as".into())
             }))
         );
@@ -527,7 +541,7 @@ mod tests {
         assert_eq!(
             outcome,
             Some(Ok(Redirect {
-                code: "abc".into(),
+                code: Ok("abc".into()),
                 iss: None
             }))
         );
@@ -541,27 +555,73 @@ mod tests {
     #[test]
     fn an_error_redirect_ends_the_wait_with_its_kind_and_no_page_shows_a_secret() {
         let mut denied = gate(false);
-        let (page, outcome) =
-            denied.on_request("GET /callback?state=st&error=access_denied HTTP/1.1");
-        assert_eq!(outcome, Some(Err(SignInError::AccessDenied)));
+        let (page, outcome) = denied
+            .on_request("GET /callback?state=st&error=access_denied&iss=https%3A%2F%2Fas HTTP/1.1");
+        let error = |error: SignInError, iss: Option<&str>| {
+            Some(Ok(Redirect {
+                code: Err(error),
+                iss: iss.map(str::to_owned),
+            }))
+        };
+        assert_eq!(
+            outcome,
+            error(SignInError::AccessDenied, Some("https://as"))
+        );
         assert!(!page.body.contains("st") || !page.body.contains("state=st"));
         let mut failed = gate(false);
         let (_, outcome) = get(&mut failed, "/callback?state=st&error=server_error");
         assert_eq!(
             outcome,
-            Some(Err(SignInError::AuthorizationError("server_error".into())))
+            error(SignInError::AuthorizationError("server_error".into()), None)
         );
         let mut odd = gate(false);
         let (_, outcome) = get(&mut odd, "/callback?state=st&error=%3Cscript%3E");
         assert_eq!(
             outcome,
-            Some(Err(SignInError::AuthorizationError(
-                "an error that is not a plain code".into()
-            )))
+            error(
+                SignInError::AuthorizationError("an error that is not a plain code".into()),
+                None
+            )
         );
         let mut ok = gate(false);
         let (page, _) = ok.on_request("GET /callback?state=st&code=secretcode HTTP/1.1");
         assert!(!page.body.contains("secretcode"));
+    }
+
+    #[tokio::test]
+    async fn idle_connections_beyond_the_cap_close_the_oldest_and_the_redirect_still_comes() {
+        let receiver = Receiver::bind(0).unwrap();
+        let port = receiver.port();
+        let mut gate = gate(false);
+        let client = tokio::spawn(async move {
+            let mut idle = Vec::new();
+            for _ in 0..100 {
+                idle.push(TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+            }
+            // The oldest idle connection is closed long before the head time limit.
+            let mut byte = [0u8; 1];
+            let closed =
+                tokio::time::timeout(Duration::from_secs(3), idle[0].read(&mut byte)).await;
+            let redirect = async {
+                let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+                stream
+                    .write_all(b"GET /callback?state=st&code=c7 HTTP/1.1\r\n\r\n")
+                    .await
+                    .unwrap();
+                let mut reply = String::new();
+                stream.read_to_string(&mut reply).await.unwrap();
+                reply
+            };
+            (closed, redirect.await)
+        });
+        let redirect = receiver.serve(&mut gate).await.unwrap();
+        assert_eq!(redirect.code, Ok("c7".into()));
+        let (closed, reply) = client.await.unwrap();
+        assert!(
+            matches!(closed, Ok(Ok(0) | Err(_))),
+            "the oldest idle connection is still held: {closed:?}"
+        );
+        assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
     }
 
     #[tokio::test]
@@ -591,7 +651,7 @@ mod tests {
             replies
         });
         let redirect = receiver.serve(&mut gate).await.unwrap();
-        assert_eq!(redirect.code, "c9");
+        assert_eq!(redirect.code, Ok("c9".into()));
         let replies = client.await.unwrap();
         assert!(
             replies[0].starts_with("HTTP/1.1 303 See Other\r\n"),

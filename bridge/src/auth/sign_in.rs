@@ -15,6 +15,8 @@ use super::discovery::{self, AuthorizationServer, ProtectedResource};
 use super::errors::SignInError;
 use super::pkce::{AuthorizationSecrets, Secret};
 use super::receiver::{self, Gate, Lingering, Receiver, Redirect, StartUrl};
+use super::secret_string::SecretString;
+use super::sign_in_url::{self, Role};
 use super::store::{EntryKey, StoredSignIn, TokenStore};
 use super::tokens::{self, Refreshed, TokenResponse};
 use crate::log::{BRIDGE, SIGN_IN};
@@ -52,19 +54,10 @@ pub struct SignInSettings {
 }
 
 /// The access token that a request carries, and which sign-in gave it.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Bearer {
-    pub token: String,
+    pub token: SecretString,
     pub generation: u64,
-}
-
-impl std::fmt::Debug for Bearer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bearer")
-            .field("token", &"[REDACTED]")
-            .field("generation", &self.generation)
-            .finish()
-    }
 }
 
 /// How the upstream refused a request.
@@ -211,14 +204,22 @@ impl Authorizer {
         let Some(refresh_token) = stored.refresh_token.clone() else {
             return Ok(false);
         };
-        let server = discovery::authorization_server(&self.http, &stored.issuer).await?;
-        let token_endpoint = endpoint(&server.token_endpoint)?;
-        let client = self.stored_client(&stored, &server);
+        let Some(secret) = self.stored_secret(&stored) else {
+            return Ok(false);
+        };
+        let upstream = &self.settings.server_url;
+        let server = discovery::authorization_server(&self.http, &stored.issuer, upstream).await?;
+        let token_endpoint = endpoint(&server.token_endpoint, upstream)?;
+        let client = Client {
+            id: stored.client_id.clone(),
+            secret,
+            secret_in_body: client_id::takes_secret_only_in_body(&server),
+        };
         match tokens::refresh(
             &self.http,
             &token_endpoint,
             &client,
-            &refresh_token,
+            refresh_token.expose(),
             &stored.resource,
         )
         .await
@@ -248,29 +249,22 @@ impl Authorizer {
         }
     }
 
-    /// The client of the stored sign-in: `--client-id` with its secret, or the
-    /// registered one.
-    fn stored_client(&self, stored: &StoredSignIn, server: &AuthorizationServer) -> Client {
-        let from_option =
-            self.settings.client.client_id.as_deref() == Some(stored.client_id.as_str());
-        Client {
-            id: stored.client_id.clone(),
-            secret: if from_option {
-                self.settings
-                    .client
-                    .client_issuer
-                    .as_ref()
-                    .and(self.settings.client.client_secret.clone())
-            } else {
-                stored.client_secret.clone()
-            },
-            secret_in_body: server
-                .token_endpoint_auth_methods_supported
-                .as_ref()
-                .is_some_and(|m| {
-                    !m.iter().any(|m| m == "client_secret_basic")
-                        && m.iter().any(|m| m == "client_secret_post")
-                }),
+    /// The secret for a refresh of the stored sign-in (`Some(None)`: a client
+    /// without one): that of `--client-id`, or the registered one. `None` when the
+    /// stored sign-in is of an issuer other than `--client-issuer`: the secret goes
+    /// only to that issuer, so no refresh, and the new sign-in checks the issuer.
+    fn stored_secret(&self, stored: &StoredSignIn) -> Option<Option<SecretString>> {
+        let options = &self.settings.client;
+        if options.client_id.as_deref() != Some(stored.client_id.as_str()) {
+            return Some(stored.client_secret.clone());
+        }
+        match &options.client_issuer {
+            Some(issuer) if client_id::same_issuer(issuer, &stored.issuer) => {
+                Some(options.client_secret.clone())
+            }
+            Some(_) => None,
+            // The command line refuses a secret without --client-issuer.
+            None => Some(None),
         }
     }
 
@@ -307,15 +301,17 @@ impl Authorizer {
             .first()
             .cloned()
             .unwrap_or_default();
-        let server = discovery::authorization_server(&self.http, &issuer).await?;
+        let upstream = &self.settings.server_url;
+        let server = discovery::authorization_server(&self.http, &issuer, upstream).await?;
         let redirect_uri = receiver::redirect_uri(self.settings.redirect_port);
         let registered = self.registered();
         let client = client_id::resolve(
             &self.http,
             &server,
             &self.settings.client,
-            &redirect_uri,
+            self.settings.redirect_port,
             registered.as_ref(),
+            upstream,
         )
         .await?;
         let scope = self.scope_to_ask(challenge, &resource, step_up);
@@ -331,6 +327,7 @@ impl Authorizer {
                 resource: &resource.resource,
                 scope: scope.as_deref(),
             },
+            upstream,
         )
         .map_err(|error| {
             tracing::warn!(target: BRIDGE, "the authorization URL is not valid ({error}), thus the bridge does not open it");
@@ -373,22 +370,34 @@ impl Authorizer {
                 Err(refusal)
             }
         };
-        let redirect = match redirect {
-            Ok(redirect) => redirect,
+        let (code, iss) = match redirect {
+            Ok(Redirect {
+                code: Ok(code),
+                iss,
+            }) => (code, iss),
+            Ok(Redirect {
+                code: Err(error),
+                iss,
+            }) => {
+                // An error redirect is believed only from the issuer (RFC 9207 §2.4).
+                let error = check_issuer(iss.as_deref(), &server).err().unwrap_or(error);
+                asked.withdraw(&error, client_side).await;
+                return Err(error);
+            }
             Err(error) => {
                 asked.withdraw(&error, client_side).await;
                 return Err(error);
             }
         };
-        let exchanged = match check_issuer(&redirect, &server)
-            .and_then(|()| endpoint(&server.token_endpoint))
+        let exchanged = match check_issuer(iss.as_deref(), &server)
+            .and_then(|()| endpoint(&server.token_endpoint, upstream))
         {
             Ok(token_endpoint) => tokio::select! {
                 tokens = tokens::exchange_code(
                     &self.http,
                     &token_endpoint,
                     &client,
-                    &redirect.code,
+                    code.expose(),
                     &redirect_uri,
                     secrets.verifier.expose(),
                     &resource.resource,
@@ -518,7 +527,7 @@ impl Authorizer {
         resource: &str,
         client: &Client,
         tokens: TokenResponse,
-        old_refresh_token: Option<String>,
+        old_refresh_token: Option<SecretString>,
     ) {
         let from_option = self.settings.client.client_id.is_some();
         let scope = tokens
@@ -603,14 +612,12 @@ impl Asked {
     }
 }
 
-/// RFC 9207 §2.4, with the revision's rule for a present `iss`: compared to the
-/// issuer as it is; absent only when the server does not announce it.
-fn check_issuer(redirect: &Redirect, server: &AuthorizationServer) -> Result<(), SignInError> {
-    match (
-        &redirect.iss,
-        server.authorization_response_iss_parameter_supported,
-    ) {
-        (Some(iss), _) if *iss != server.issuer => Err(SignInError::AuthorizationError(
+/// RFC 9207 §2.4, for a redirect with a code and for an error redirect alike,
+/// with the revision's rule for a present `iss`: compared to the issuer as it is;
+/// absent only when the server does not announce it.
+fn check_issuer(iss: Option<&str>, server: &AuthorizationServer) -> Result<(), SignInError> {
+    match (iss, server.authorization_response_iss_parameter_supported) {
+        (Some(iss), _) if iss != server.issuer => Err(SignInError::AuthorizationError(
             "the iss of the redirect is not the issuer of the authorization server".into(),
         )),
         (None, true) => Err(SignInError::AuthorizationError(
@@ -620,15 +627,10 @@ fn check_issuer(redirect: &Redirect, server: &AuthorizationServer) -> Result<(),
     }
 }
 
-fn endpoint(text: &str) -> Result<Url, SignInError> {
-    let url = Url::parse(text)
-        .map_err(|_| SignInError::Discovery("the token endpoint is not a URL".into()))?;
-    if !crate::rules::input::url_is_safe(url.as_str()) {
-        return Err(SignInError::Discovery(
-            "the token endpoint does not use https".into(),
-        ));
-    }
-    Ok(url)
+/// The token endpoint, under the rule of every URL of the sign-in.
+fn endpoint(text: &str, upstream: &Url) -> Result<Url, SignInError> {
+    sign_in_url::check(text, Role::TokenEndpoint, upstream)
+        .map_err(|refused| SignInError::Discovery(refused.to_string()))
 }
 
 /// The scopes of `a`, then those of `b` that `a` lacks.
@@ -680,16 +682,12 @@ mod tests {
             client_id_metadata_document_supported: false,
             token_endpoint_auth_methods_supported: None,
         };
-        let redirect = |iss: Option<&str>| Redirect {
-            code: "c".into(),
-            iss: iss.map(String::from),
-        };
-        assert!(check_issuer(&redirect(Some("https://as.example.com")), &server).is_ok());
-        assert!(check_issuer(&redirect(Some("https://as.example.com/")), &server).is_err());
-        assert!(check_issuer(&redirect(None), &server).is_err());
+        assert!(check_issuer(Some("https://as.example.com"), &server).is_ok());
+        assert!(check_issuer(Some("https://as.example.com/"), &server).is_err());
+        assert!(check_issuer(None, &server).is_err());
         server.authorization_response_iss_parameter_supported = false;
-        assert!(check_issuer(&redirect(None), &server).is_ok());
-        assert!(check_issuer(&redirect(Some("https://evil.example.com")), &server).is_err());
+        assert!(check_issuer(None, &server).is_ok());
+        assert!(check_issuer(Some("https://evil.example.com"), &server).is_err());
     }
 
     #[test]

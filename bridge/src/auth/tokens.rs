@@ -4,6 +4,7 @@
 use super::client_id::Client;
 use super::errors::SignInError;
 use super::http::{HttpError, post_form};
+use super::secret_string::SecretString;
 use serde::Deserialize;
 use std::fmt;
 use url::Url;
@@ -11,13 +12,13 @@ use url::Url;
 /// A token response (RFC 6749 §5.1).
 #[derive(Clone, Deserialize)]
 pub struct TokenResponse {
-    pub access_token: String,
+    pub access_token: SecretString,
     #[serde(default)]
     pub token_type: Option<String>,
     #[serde(default)]
     pub expires_in: Option<u64>,
     #[serde(default)]
-    pub refresh_token: Option<String>,
+    pub refresh_token: Option<SecretString>,
     #[serde(default)]
     pub scope: Option<String>,
 }
@@ -111,7 +112,7 @@ async fn request(
 ) -> Result<TokenResponse, HttpError> {
     let mut fields: Vec<(&str, &str)> = form.to_vec();
     let mut basic = None;
-    match client.secret.as_deref() {
+    match client.secret.as_ref().map(SecretString::expose) {
         Some(secret) if client.secret_in_body => {
             fields.push(("client_id", &client.id));
             fields.push(("client_secret", secret));

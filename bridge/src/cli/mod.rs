@@ -160,7 +160,7 @@ fn url_form_args() -> Vec<Arg> {
             .value_parser(value_parser!(std::path::PathBuf)),
         valued("client-id", "id", "Use this client ID, issued by the authorization server; its secret comes from MCP_BRIDGE_CLIENT_SECRET"),
         valued("client-issuer", "url", "The issuer of --client-id; a client with a secret needs it"),
-        valued("client-metadata-url", "url", "Use the client ID metadata document at this URL"),
+        valued("client-metadata-url", "url", "Use the client ID metadata document at this URL [default: the document of the bridge, with the default --redirect-port]"),
         valued("redirect-port", "port", "The port of the redirect URI http://127.0.0.1:<port>/callback [default: 41894]")
             .value_parser(value_parser!(u16).range(1..)),
         valued("account", "label", "The account of the stored sign-in: 1 to 64 letters, digits, -, ., _, @ or + [default: default]"),

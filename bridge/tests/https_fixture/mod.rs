@@ -151,3 +151,11 @@ pub fn script(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathB
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
 }
+
+/// A CA file of tls-fixtures in `dir`, for a bridge whose upstream speaks plain
+/// http on loopback (the bridge needs a CA with `--ca-file` all the same).
+pub fn test_ca_file(dir: &std::path::Path) -> String {
+    let fixtures = tls_fixtures::generate().unwrap();
+    let paths = tls_fixtures::files::write_to(dir, &fixtures).unwrap();
+    paths[0].display().to_string()
+}

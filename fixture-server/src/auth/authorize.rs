@@ -261,7 +261,13 @@ impl AuthServer {
             pairs.push(("state", state));
         }
         if self.options.iss {
-            pairs.push(("iss", self.issuer.as_str()));
+            // An error redirect carries the iss too (RFC 9207 §2), and so does the
+            // wrong one of `--hostile-redirect wrong-iss`.
+            let issuer = match self.options.hostile_redirect {
+                Some(HostileRedirect::WrongIss) => WRONG_ISSUER,
+                _ => self.issuer.as_str(),
+            };
+            pairs.push(("iss", issuer));
         }
         respond::redirect(&with_query(redirect_uri, &pairs))
     }

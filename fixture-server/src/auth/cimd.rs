@@ -42,17 +42,9 @@ impl AuthServer {
                 "the client ID must be an https URL with a path, without a fragment or user information".into(),
             );
         }
-        let fetched = crate::fetch::get(&url, &self.tls, MAX_DOCUMENT, FETCH_TIMEOUT)
-            .await
-            .map_err(|e| format!("the fetch failed: {e}"))?;
-        if fetched.status != StatusCode::OK {
-            return Err(format!(
-                "the fetch got the status {}",
-                fetched.status.as_u16()
-            ));
-        }
-        let document: Value = serde_json::from_slice(&fetched.body)
-            .map_err(|_| "the document is not JSON".to_owned())?;
+        let body = self.document_body(client_id, &url).await?;
+        let document: Value =
+            serde_json::from_slice(&body).map_err(|_| "the document is not JSON".to_owned())?;
         if document.get("client_id").and_then(Value::as_str) != Some(client_id) {
             return Err("the client_id of the document is not its URL".into());
         }
@@ -84,11 +76,42 @@ impl AuthServer {
         if !client.allows_redirect(redirect_uri) {
             return Err("the document does not list the redirect_uri".into());
         }
+        Ok(client)
+    }
+
+    /// The bytes of the document at `url`: the file of `--cimd-document` for that
+    /// URL, else a fetch.
+    async fn document_body(&self, client_id: &str, url: &Url) -> Result<Vec<u8>, String> {
+        if let Some((_, path)) = self
+            .options
+            .cimd_documents
+            .iter()
+            .rev()
+            .find(|(mapped, _)| mapped == client_id)
+        {
+            let body = std::fs::read(path)
+                .map_err(|e| format!("the file {} cannot be read ({e})", path.display()))?;
+            crate::info!(
+                "auth",
+                "/authorize: read the client ID metadata document of {client_id} from {}",
+                path.display()
+            );
+            return Ok(body);
+        }
+        let fetched = crate::fetch::get(url, &self.tls, MAX_DOCUMENT, FETCH_TIMEOUT)
+            .await
+            .map_err(|e| format!("the fetch failed: {e}"))?;
+        if fetched.status != StatusCode::OK {
+            return Err(format!(
+                "the fetch got the status {}",
+                fetched.status.as_u16()
+            ));
+        }
         crate::info!(
             "auth",
             "/authorize: fetched the client ID metadata document at {client_id}"
         );
-        Ok(client)
+        Ok(fetched.body.to_vec())
     }
 
     /// `GET /fixture/client.json[?port=N]`: the fixture's own document; with `port`, it

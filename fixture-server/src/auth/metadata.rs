@@ -28,9 +28,14 @@ impl AuthServer {
     }
 
     pub fn protected_resource_metadata(&self) -> Value {
+        let authorization_server = self
+            .options
+            .prm_authorization_server
+            .as_deref()
+            .unwrap_or(&self.issuer);
         json!({
             "resource": self.resource,
-            "authorization_servers": [self.issuer],
+            "authorization_servers": [authorization_server],
             "scopes_supported": SCOPES,
             "bearer_methods_supported": ["header"],
         })

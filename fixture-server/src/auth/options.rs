@@ -41,6 +41,14 @@ pub struct AuthOptions {
     /// `--hostile-redirect KIND`: the approval sends a redirect that a client must
     /// refuse.
     pub hostile_redirect: Option<HostileRedirect>,
+    /// `--prm-authorization-server URL`: the protected resource metadata names URL
+    /// as the authorization server, in place of this server (a resource that sends
+    /// its clients elsewhere).
+    pub prm_authorization_server: Option<String>,
+    /// `--cimd-document URL=PATH`: the client ID metadata document of the client ID
+    /// URL is the file PATH, read in place of a fetch (a document that a test keeps
+    /// in a file, such as the one a project publishes, without any network).
+    pub cimd_documents: Vec<(String, PathBuf)>,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -108,6 +116,8 @@ impl Default for AuthOptions {
             invalid_grant: false,
             hostile_endpoint: None,
             hostile_redirect: None,
+            prm_authorization_server: None,
+            cimd_documents: Vec::new(),
         }
     }
 }
@@ -125,6 +135,8 @@ pub const AUTH_OPTIONS: &[&str] = &[
     "--invalid-grant",
     "--hostile-authorization-endpoint",
     "--hostile-redirect",
+    "--prm-authorization-server",
+    "--cimd-document",
 ];
 
 impl AuthOptions {
@@ -177,6 +189,27 @@ impl AuthOptions {
                     }
                 });
             }
+            "--prm-authorization-server" => {
+                let valid = url::Url::parse(value)
+                    .is_ok_and(|url| url.has_host() && matches!(url.scheme(), "http" | "https"));
+                if !valid {
+                    return Err(format!(
+                        "the value '{value}' of --prm-authorization-server is not an http or https URL"
+                    ));
+                }
+                self.prm_authorization_server = Some(value.to_owned());
+            }
+            "--cimd-document" => {
+                let (url, path) = value
+                    .split_once('=')
+                    .filter(|(url, path)| url.starts_with("https://") && !path.is_empty())
+                    .ok_or_else(|| {
+                        format!(
+                            "the value '{value}' of --cimd-document is not URL=PATH (an https URL)"
+                        )
+                    })?;
+                self.cimd_documents.push((url.to_owned(), path.into()));
+            }
             other => return Err(format!("unknown argument '{other}'")),
         }
         Ok(())
@@ -211,6 +244,8 @@ mod tests {
             ("--invalid-grant", ""),
             ("--hostile-authorization-endpoint", "javascript"),
             ("--hostile-redirect", "wrong-state"),
+            ("--prm-authorization-server", "http://127.0.0.1:9"),
+            ("--cimd-document", "https://d.example/c.json=/tmp/c.json"),
         ] {
             auth.apply(name, value).unwrap();
         }
@@ -220,6 +255,17 @@ mod tests {
         assert_eq!(auth.token_lifetime, Duration::from_secs(5));
         assert_eq!(auth.hostile_endpoint, Some(HostileEndpoint::Javascript));
         assert_eq!(auth.hostile_redirect, Some(HostileRedirect::WrongState));
+        assert_eq!(
+            auth.prm_authorization_server.as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        assert_eq!(
+            auth.cimd_documents,
+            [(
+                "https://d.example/c.json".to_owned(),
+                PathBuf::from("/tmp/c.json")
+            )]
+        );
         assert!(auth.has_sub_options());
     }
 
@@ -240,6 +286,12 @@ mod tests {
                 .unwrap_err(),
             "the value '' of --hostile-authorization-endpoint is not shell, javascript or file"
         );
+        assert!(
+            auth.apply("--prm-authorization-server", "javascript:x")
+                .is_err()
+        );
+        assert!(auth.apply("--cimd-document", "http://d/c.json=/x").is_err());
+        assert!(auth.apply("--cimd-document", "https://d/c.json").is_err());
         assert!(!auth.has_sub_options());
     }
 

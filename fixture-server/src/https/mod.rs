@@ -85,7 +85,7 @@ pub async fn run(
             let case = http.tls_case;
             let made = match &http.tls_dir {
                 Some(dir) => tls::load(dir, case),
-                None => tls::generate(case, &http.tls_names),
+                None => tls::generate(case, &certificate_names(&http)),
             };
             match made {
                 Ok(tls) => Some(tls),
@@ -106,7 +106,8 @@ pub async fn run(
         }
     };
     let port = listener.local_addr().map_or(http.port, |a| a.port());
-    let url = match announce(port, tls.as_ref()) {
+    let host = http.host.as_deref().unwrap_or("127.0.0.1");
+    let url = match announce(host, port, tls.as_ref()) {
         Ok(url) => url,
         Err(e) => {
             error!("http", "stdout failed: the URL could not be announced: {e}");
@@ -155,10 +156,15 @@ pub async fn run(
     code
 }
 
+/// The names of the certificate made in memory: `--tls-name`s and `--host`.
+fn certificate_names(http: &HttpOptions) -> Vec<String> {
+    http.tls_names.iter().chain(&http.host).cloned().collect()
+}
+
 /// Writes the URL, and with TLS the `ca-file:` line, to stdout; returns the URL.
-fn announce(port: u16, tls: Option<&tls::Tls>) -> std::io::Result<String> {
+fn announce(host: &str, port: u16, tls: Option<&tls::Tls>) -> std::io::Result<String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let url = format!("{scheme}://127.0.0.1:{port}/mcp");
+    let url = format!("{scheme}://{host}:{port}/mcp");
     let mut lines = format!("{url}\n");
     if let Some(tls) = tls {
         lines.push_str(&format!("ca-file: {}\n", tls.ca_file.display()));

@@ -31,6 +31,11 @@ pub struct HttpOptions {
     /// `--tls-name NAME`: more DNS names of the good certificate made in memory, for
     /// a client that reaches the server by a name through a proxy (Q10).
     pub tls_names: Vec<String>,
+    /// `--host NAME`: the host of the announced URL, and so of the issuer and the
+    /// resource of `--auth`, in place of 127.0.0.1 (the listener stays on
+    /// 127.0.0.1): a server that a client reaches through a proxy by a name that is
+    /// not loopback by its spelling, a "remote" server on this machine.
+    pub host: Option<String>,
     /// The interval of the `: keep-alive` comment lines of SSE streams.
     pub keep_alive: Duration,
     /// Answer every request with an SSE stream, even when its response is its only frame.
@@ -51,6 +56,7 @@ impl Default for HttpOptions {
             tls_dir: None,
             tls_case: TlsCase::Good,
             tls_names: Vec::new(),
+            host: None,
             keep_alive: DEFAULT_KEEP_ALIVE,
             always_sse: false,
             bearer_env: None,
@@ -118,6 +124,7 @@ pub const HTTP_OPTIONS: &[&str] = &[
     "--tls-dir",
     "--tls-case",
     "--tls-name",
+    "--host",
     "--keep-alive-ms",
     "--always-sse",
     "--bearer-env",
@@ -149,16 +156,18 @@ pub fn apply(http: &mut HttpOptions, name: &str, value: &str) -> Result<(), Stri
             })?;
         }
         "--tls-name" => {
-            if value.is_empty()
-                || !value
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-            {
+            if !is_dns_name(value) {
                 return Err(format!(
                     "the value '{value}' of --tls-name is not a DNS name"
                 ));
             }
             http.tls_names.push(value.to_owned());
+        }
+        "--host" => {
+            if !is_dns_name(value) {
+                return Err(format!("the value '{value}' of --host is not a DNS name"));
+            }
+            http.host = Some(value.to_owned());
         }
         "--keep-alive-ms" => http.keep_alive = millis(name, value)?,
         "--always-sse" => http.always_sse = true,
@@ -182,6 +191,14 @@ pub fn apply(http: &mut HttpOptions, name: &str, value: &str) -> Result<(), Stri
         other => return Err(format!("unknown argument '{other}'")),
     }
     Ok(())
+}
+
+/// Letters, digits, dots and hyphens: a name for a certificate and a URL.
+fn is_dns_name(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
 }
 
 /// A decimal number from `min` to `max` (no sign), in the type of the option.
@@ -239,6 +256,7 @@ mod tests {
             ("--port", "8443"),
             ("--tls-dir", "/tmp/certs"),
             ("--tls-case", "wrong-host"),
+            ("--host", "remote.mcp-bridge.test"),
             ("--keep-alive-ms", "250"),
             ("--always-sse", ""),
             ("--fail-status", "1:503"),
@@ -254,6 +272,7 @@ mod tests {
             Some(std::path::Path::new("/tmp/certs"))
         );
         assert_eq!(http.tls_case, TlsCase::WrongHost);
+        assert_eq!(http.host.as_deref(), Some("remote.mcp-bridge.test"));
         assert_eq!(http.keep_alive, Duration::from_millis(250));
         assert!(http.always_sse);
         assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
@@ -273,6 +292,10 @@ mod tests {
         assert!(error("--oversized-event", "+5").contains("--oversized-event"));
         assert!(error("--fail-status", "0:500").contains("N:STATUS"));
         assert!(error("--tls-case", "bad").contains("--tls-case"));
+        assert_eq!(
+            error("--host", "a/b"),
+            "the value 'a/b' of --host is not a DNS name"
+        );
     }
 
     #[test]

@@ -15,7 +15,18 @@
 //! `MBT1 | u32 LE length of box 1 | nonce 1 (24) | box 1 | nonce 2 (24) | box 2`
 //!
 //! A file moved to the name of another entry, changed by one bit, cut or of another
-//! key does not open: it counts as absent, with a warning line.
+//! key does not open: it counts as absent, with a warning line, and it is moved
+//! aside (`<name>.damaged-<random>`), so that the next sign-in does not write over
+//! what might still be saved by hand.
+//!
+//! # The key check
+//!
+//! The file `key-check` holds one more box of the same key: a constant text, with
+//! its own associated data (`MBK1 | nonce (24) | box`). It is written with the
+//! first entry (or, in a directory of entries without it, once the key opens one
+//! of them). A key that does not open it does not open the store: a mistyped key
+//! would otherwise see every entry as absent, and the next sign-in would write over
+//! the entries of the right key.
 //!
 //! # Writes
 //!
@@ -36,6 +47,10 @@ use zeroize::Zeroizing;
 const MAGIC: &[u8; 4] = b"MBT1";
 const NONCE: usize = 24;
 const SUFFIX: &str = ".entry";
+const KEY_CHECK: &str = "key-check";
+const KEY_CHECK_MAGIC: &[u8; 4] = b"MBK1";
+const KEY_CHECK_DOMAIN: &[u8] = b"mcp-bridge-rs/token-key-check/1\0";
+const KEY_CHECK_TEXT: &[u8] = b"the key of this token directory";
 const IDENTITY_DOMAIN: &[u8] = b"mcp-bridge-rs/token-entry/identity/1\0";
 const SIGN_IN_DOMAIN: &[u8] = b"mcp-bridge-rs/token-entry/sign-in/1\0";
 
@@ -71,16 +86,100 @@ impl Unreadable {
 }
 
 impl FileStore {
-    /// Opens the store in `dir`, which it makes private to the account (0700).
+    /// Opens the store in `dir`, which it makes private to the account (0700),
+    /// when `key` is the key of the directory (see the key check above); the
+    /// error is the `<cause>` of "the token store did not open".
     pub fn open(dir: &Path, key: TokenKey) -> Result<Self, String> {
         make_private_dir(dir).map_err(|error| {
             format!("cannot use the token directory {}: {error}", dir.display())
         })?;
         remove_stale_temporaries(dir);
-        Ok(Self {
+        let store = Self {
             dir: dir.to_path_buf(),
             key,
-        })
+        };
+        store.check_key()?;
+        Ok(store)
+    }
+
+    fn wrong_key(&self) -> String {
+        format!(
+            "the key of the file store is not the key of the token directory {}: give the key that stored its sign-ins, or delete them with mcp-bridge-vscode logout --all",
+            self.dir.display()
+        )
+    }
+
+    /// The key opens the key check; without one, it opens an entry (a directory
+    /// of a bridge before the key check), and the check is written now.
+    fn check_key(&self) -> Result<(), String> {
+        let check = self.dir.join(KEY_CHECK);
+        if let Some(bytes) = self.read(&check).map_err(|error| error.to_string())? {
+            return self.opens_key_check(&bytes).ok_or_else(|| self.wrong_key());
+        }
+        let files = self.entry_files().map_err(|error| error.to_string())?;
+        if files.is_empty() {
+            return Ok(());
+        }
+        let opens_one = files.iter().any(|(hash, path)| {
+            self.read(path)
+                .ok()
+                .flatten()
+                .is_some_and(|bytes| self.open_identity(hash, &bytes).is_ok())
+        });
+        if !opens_one {
+            return Err(self.wrong_key());
+        }
+        self.ensure_key_check().map_err(|error| error.to_string())
+    }
+
+    fn opens_key_check(&self, bytes: &[u8]) -> Option<()> {
+        let rest = bytes.strip_prefix(KEY_CHECK_MAGIC)?;
+        let (nonce, sealed) = rest.split_at_checked(NONCE)?;
+        let text = self
+            .cipher()
+            .decrypt(
+                &nonce_of(nonce).ok()?,
+                Payload {
+                    msg: sealed,
+                    aad: KEY_CHECK_DOMAIN,
+                },
+            )
+            .ok()?;
+        (text == KEY_CHECK_TEXT).then_some(())
+    }
+
+    /// Writes the key check when the directory has none; a check that another
+    /// process wrote meanwhile must open with this key too.
+    fn ensure_key_check(&self) -> Result<(), StoreError> {
+        let check = self.dir.join(KEY_CHECK);
+        if check.exists() {
+            return Ok(());
+        }
+        let nonce = nonce()?;
+        let sealed = self
+            .cipher()
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: KEY_CHECK_TEXT,
+                    aad: KEY_CHECK_DOMAIN,
+                },
+            )
+            .map_err(|_| StoreError::Failed("the encryption of the key check failed".into()))?;
+        let bytes = [KEY_CHECK_MAGIC.as_slice(), nonce.as_slice(), &sealed].concat();
+        let created = create_if_absent(&self.dir, &check, &bytes).map_err(|error| {
+            StoreError::Failed(format!(
+                "cannot write the key check of the token directory {}: {error}",
+                self.dir.display()
+            ))
+        })?;
+        if created {
+            return Ok(());
+        }
+        match self.read(&check)? {
+            Some(bytes) if self.opens_key_check(&bytes).is_some() => Ok(()),
+            _ => Err(StoreError::Failed(self.wrong_key())),
+        }
     }
 
     /// The token directory.
@@ -202,6 +301,35 @@ impl FileStore {
         );
     }
 
+    /// Moves an entry file that does not open out of the way of the next write,
+    /// with the warning that says where.
+    fn move_aside(&self, path: &Path, why: &Unreadable) {
+        let mut suffix = [0u8; 8];
+        let aside = getrandom::fill(&mut suffix).ok().map(|()| {
+            let name = path
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.dir.join(format!(
+                "{name}.damaged-{:016x}",
+                u64::from_le_bytes(suffix)
+            ))
+        });
+        match aside {
+            Some(aside) if fs::rename(path, &aside).is_ok() => {
+                sync_dir(&self.dir);
+                tracing::warn!(
+                    target: crate::log::BRIDGE,
+                    "the token file {} is not valid ({}): the bridge moved it to {} and counts it as absent",
+                    path.display(),
+                    why.text(),
+                    aside.display()
+                );
+            }
+            _ => self.warn_unreadable(path, why),
+        }
+    }
+
     /// The hashes of the entry files.
     fn entry_files(&self) -> Result<Vec<(String, PathBuf)>, StoreError> {
         let listing = match fs::read_dir(&self.dir) {
@@ -267,16 +395,18 @@ impl TokenStore for FileStore {
         match self.open_file(&super::identity_hash(key), &bytes) {
             Ok(entry) if entry.key == *key => Ok(Some(entry.sign_in)),
             Ok(_) => {
-                self.warn_unreadable(&path, &Unreadable::OtherEntry);
+                self.move_aside(&path, &Unreadable::OtherEntry);
                 Ok(None)
             }
             Err(why) => {
-                self.warn_unreadable(&path, &why);
+                self.move_aside(&path, &why);
                 Ok(None)
             }
         }
     }
 
+    /// Writes the entry (and the key check with the first one); an entry file
+    /// there that does not open is moved aside first, never written over.
     fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
         let bytes = self.seal(key, sign_in)?;
         make_private_dir(&self.dir).map_err(|error| {
@@ -285,7 +415,16 @@ impl TokenStore for FileStore {
                 self.dir.display()
             ))
         })?;
-        write_atomically(&self.dir, &self.path_of(key), &bytes).map_err(|error| {
+        self.ensure_key_check()?;
+        let path = self.path_of(key);
+        if let Some(old) = self.read(&path)? {
+            match self.open_file(&super::identity_hash(key), &old) {
+                Ok(entry) if entry.key == *key => {}
+                Ok(_) => self.move_aside(&path, &Unreadable::OtherEntry),
+                Err(why) => self.move_aside(&path, &why),
+            }
+        }
+        write_atomically(&self.dir, &path, &bytes).map_err(|error| {
             StoreError::Failed(format!(
                 "cannot write a token file in {}: {error}",
                 self.dir.display()
@@ -369,8 +508,36 @@ fn make_private_dir(dir: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Creates `path` with `bytes` when it is not there, whole or not at all (a
+/// synced temporary file, hard-linked to its name); `false` when it was there.
+fn create_if_absent(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    let temporary = write_temporary(dir, path, bytes)?;
+    let created = match fs::hard_link(&temporary, path) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        // A file system without hard links: a rename, which a writer at the same
+        // moment could win.
+        Err(_) if !path.exists() => fs::rename(&temporary, path).map(|()| true),
+        Err(error) => Err(error),
+    };
+    let _ = fs::remove_file(&temporary);
+    sync_dir(dir);
+    created
+}
+
 /// Temporary file, fsync, rename, fsync of the directory.
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = write_temporary(dir, path, bytes)?;
+    if let Err(error) = fs::rename(&temporary, path) {
+        let _ = fs::remove_file(&temporary);
+        return Err(error);
+    }
+    sync_dir(dir);
+    Ok(())
+}
+
+/// A new private temporary file next to `path` with `bytes`, synced.
+fn write_temporary(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let mut suffix = [0u8; 8];
     getrandom::fill(&mut suffix).map_err(|error| std::io::Error::other(error.to_string()))?;
     let stem = path
@@ -388,16 +555,13 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
     let result = (|| {
         let mut file = options.open(&temporary)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temporary, path)
+        file.sync_all()
     })();
-    if result.is_err() {
+    if let Err(error) = result {
         let _ = fs::remove_file(&temporary);
+        return Err(error);
     }
-    result?;
-    sync_dir(dir);
-    Ok(())
+    Ok(temporary)
 }
 
 /// A writer finishes its temporary file in milliseconds: one older than this was
@@ -472,12 +636,14 @@ mod tests {
         store
             .save(&entry("https://mcp.example/mcp"), &sign_in("tok-123"))
             .unwrap();
-        let names: Vec<_> = fs::read_dir(&tokens)
+        let mut names: Vec<_> = fs::read_dir(&tokens)
             .unwrap()
             .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names.len(), 1);
+        names.sort_by_key(|name| name == KEY_CHECK);
+        assert_eq!(names.len(), 2, "the entry and the key check: {names:?}");
         assert_eq!(names[0].len(), 64 + SUFFIX.len());
+        assert_eq!(names[1], KEY_CHECK);
         let bytes = fs::read(tokens.join(&names[0])).unwrap();
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains("mcp.example") && !text.contains("tok-123"));
@@ -487,6 +653,7 @@ mod tests {
             let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode(&tokens), 0o700);
             assert_eq!(mode(&tokens.join(&names[0])), 0o600);
+            assert_eq!(mode(&tokens.join(KEY_CHECK)), 0o600);
         }
     }
 
@@ -519,18 +686,51 @@ mod tests {
     }
 
     #[test]
-    fn a_file_moved_to_another_entry_counts_as_absent() {
+    fn a_file_moved_to_another_entry_counts_as_absent_and_is_moved_aside() {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::open(dir.path(), key()).unwrap();
         let (a, b) = (entry("https://a/mcp"), entry("https://b/mcp"));
         store.save(&a, &sign_in("A")).unwrap();
         fs::copy(store.path_of(&a), store.path_of(&b)).unwrap();
         assert_eq!(store.load(&b), Ok(None));
+        assert!(!store.path_of(&b).exists());
         assert_eq!(store.keys().unwrap(), vec![a.clone()]);
         assert_eq!(store.load(&a).unwrap(), Some(sign_in("A")));
-        let other =
-            FileStore::open(dir.path(), TokenKey::from_hex(&"cd".repeat(32)).unwrap()).unwrap();
-        assert_eq!(other.load(&a), Ok(None));
-        assert_eq!(other.delete_all(), Ok(2));
+        assert_eq!(store.delete_all(), Ok(1));
+    }
+
+    #[test]
+    fn the_key_check_is_written_with_the_first_entry_and_refuses_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let check = dir.path().join(KEY_CHECK);
+        assert!(!check.exists());
+        store.save(&entry("https://a/mcp"), &sign_in("A")).unwrap();
+        let written = fs::read(&check).unwrap();
+        assert!(written.starts_with(KEY_CHECK_MAGIC));
+        assert!(FileStore::open(dir.path(), key()).is_ok());
+        let other = TokenKey::from_hex(&"cd".repeat(32)).unwrap();
+        assert_eq!(
+            FileStore::open(dir.path(), other).unwrap_err(),
+            format!(
+                "the key of the file store is not the key of the token directory {}: give the key that stored its sign-ins, or delete them with mcp-bridge-vscode logout --all",
+                dir.path().display()
+            )
+        );
+        assert_eq!(fs::read(&check).unwrap(), written);
+    }
+
+    #[test]
+    fn a_directory_without_a_key_check_gets_one_when_the_key_opens_an_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        store.save(&entry("https://a/mcp"), &sign_in("A")).unwrap();
+        // A directory of a bridge before the key check.
+        fs::remove_file(dir.path().join(KEY_CHECK)).unwrap();
+        let other = TokenKey::from_hex(&"cd".repeat(32)).unwrap();
+        assert!(FileStore::open(dir.path(), other).is_err());
+        assert!(!dir.path().join(KEY_CHECK).exists());
+        assert!(FileStore::open(dir.path(), key()).is_ok());
+        assert!(dir.path().join(KEY_CHECK).exists());
     }
 }

@@ -7,6 +7,12 @@
 //! holds 2560 bytes) is split: the item `<name>` then holds `parts:<n>`, and the
 //! items `<name>/1` ... `<name>/<n>` hold the parts.
 //!
+//! The index keeps every key, however many. An index that does not parse is an
+//! error of every operation that needs it, and is never written over: the
+//! entries it named would be lost to `logout <url>`. `logout --all` does not need
+//! it where the backend lists the items of the service (every system the bridge
+//! knows: keyring-core's `search`).
+//!
 //! The system calls are behind [`KeychainBackend`]; the native one is
 //! [`super::NativeKeychain`].
 
@@ -31,10 +37,18 @@ pub trait KeychainBackend: Send + Sync + std::fmt::Debug {
     fn part_limit(&self) -> Option<usize> {
         None
     }
-    /// Deletes every item of the service, also those of no index (`logout --all`).
-    fn delete_service(&self) -> Result<usize, StoreError> {
-        Ok(0)
+    /// Deletes every item of the service, also those of no index (`logout --all`):
+    /// the number of entries among them (`entry/<hash>`, not their parts or the
+    /// index); `None` when this keychain cannot list the items of a service.
+    fn delete_service(&self) -> Result<Option<usize>, StoreError> {
+        Ok(None)
     }
+}
+
+/// Whether the item `name` holds an entry (not a part of one, not the index).
+pub fn is_entry_name(name: &str) -> bool {
+    name.strip_prefix("entry/")
+        .is_some_and(|hash| hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[derive(Debug)]
@@ -50,8 +64,12 @@ struct Index {
     entries: Vec<EntryKey>,
 }
 
-/// The index keeps at most this many entries (the oldest go first).
-const MAX_INDEX: usize = 256;
+/// The error of an index that does not parse.
+fn invalid_index() -> StoreError {
+    StoreError::Failed(format!(
+        "the keychain item {INDEX} is not valid (it is not the JSON of an index): run mcp-bridge-vscode logout --all to delete every stored sign-in"
+    ))
+}
 
 impl KeychainStore {
     pub fn new(backend: Box<dyn KeychainBackend>) -> Self {
@@ -128,30 +146,15 @@ impl KeychainStore {
         self.backend.delete(name)
     }
 
+    /// The index; an error when it does not parse.
     fn read_index(&self) -> Result<Index, StoreError> {
         let Some(bytes) = self.read_value(INDEX)? else {
             return Ok(Index::default());
         };
-        match serde_json::from_slice::<Index>(&bytes) {
-            Ok(index) => Ok(index),
-            Err(_) => {
-                self.warn_invalid(INDEX, "it is not the JSON of an index");
-                Ok(Index::default())
-            }
-        }
+        serde_json::from_slice::<Index>(&bytes).map_err(|_| invalid_index())
     }
 
-    fn change_index(&self, change: impl FnOnce(&mut Vec<EntryKey>)) -> Result<(), StoreError> {
-        let _guard = self
-            .index_lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut index = self.read_index()?;
-        change(&mut index.entries);
-        if index.entries.len() > MAX_INDEX {
-            let extra = index.entries.len() - MAX_INDEX;
-            index.entries.drain(..extra);
-        }
+    fn write_index(&self, index: &mut Index) -> Result<(), StoreError> {
         if index.entries.is_empty() {
             self.delete_value(INDEX)?;
             return Ok(());
@@ -159,6 +162,13 @@ impl KeychainStore {
         index.version = 1;
         let bytes = serde_json::to_vec(&index).map_err(|e| StoreError::Failed(e.to_string()))?;
         self.write_value(INDEX, &bytes)
+    }
+
+    /// One change of the index (and of the items it names) at a time in this process.
+    fn lock_index(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.index_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn warn_invalid(&self, name: &str, why: &str) {
@@ -201,6 +211,8 @@ impl TokenStore for KeychainStore {
         }
     }
 
+    /// Writes the entry and names it in the index; with an index that does not
+    /// parse, nothing is written (an entry that no index names is lost to logout).
     fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
         let entry = StoredEntry {
             key: key.clone(),
@@ -209,17 +221,25 @@ impl TokenStore for KeychainStore {
         let bytes = Zeroizing::new(
             serde_json::to_vec(&entry).map_err(|e| StoreError::Failed(e.to_string()))?,
         );
+        let _guard = self.lock_index();
+        let mut index = self.read_index()?;
         self.write_value(&Self::entry_name(key), &bytes)?;
-        self.change_index(|entries| {
-            if !entries.contains(key) {
-                entries.push(key.clone());
-            }
-        })
+        if index.entries.contains(key) {
+            return Ok(());
+        }
+        index.entries.push(key.clone());
+        self.write_index(&mut index)
     }
 
     fn delete(&self, key: &EntryKey) -> Result<bool, StoreError> {
+        let _guard = self.lock_index();
+        let mut index = self.read_index()?;
         let deleted = self.delete_value(&Self::entry_name(key))?;
-        self.change_index(|entries| entries.retain(|other| other != key))?;
+        let before = index.entries.len();
+        index.entries.retain(|other| other != key);
+        if index.entries.len() != before {
+            self.write_index(&mut index)?;
+        }
         Ok(deleted)
     }
 
@@ -230,17 +250,25 @@ impl TokenStore for KeychainStore {
         Ok(keys)
     }
 
+    /// The entries of the index, then every item of the service where the backend
+    /// lists them (items that no index names, an index that does not parse). A
+    /// backend that cannot list them needs an index that parses.
     fn delete_all(&self) -> Result<usize, StoreError> {
+        let _guard = self.lock_index();
+        let index = self.read_index();
         let mut deleted = 0;
-        for key in self.keys()? {
-            if self.delete_value(&Self::entry_name(&key))? {
-                deleted += 1;
+        if let Ok(index) = &index {
+            for key in &index.entries {
+                if self.delete_value(&Self::entry_name(key))? {
+                    deleted += 1;
+                }
             }
+            self.delete_value(INDEX)?;
         }
-        self.delete_value(INDEX)?;
-        // Items that no index names (an index write that failed) go too.
-        self.backend.delete_service()?;
-        Ok(deleted)
+        match self.backend.delete_service()? {
+            Some(left) => Ok(deleted + left),
+            None => index.map(|_| deleted),
+        }
     }
 }
 
@@ -276,6 +304,156 @@ mod tests {
         }
     }
 
+    /// A keychain without a limit on its items.
+    #[derive(Debug, Default)]
+    struct Unlimited(std::sync::Arc<Mutex<BTreeMap<String, Vec<u8>>>>);
+
+    impl KeychainBackend for Unlimited {
+        fn get(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
+            Ok(self
+                .0
+                .lock()
+                .unwrap()
+                .get(name)
+                .cloned()
+                .map(Zeroizing::new))
+        }
+        fn set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+            self.0.lock().unwrap().insert(name.into(), value.to_vec());
+            Ok(())
+        }
+        fn delete(&self, name: &str) -> Result<bool, StoreError> {
+            Ok(self.0.lock().unwrap().remove(name).is_some())
+        }
+    }
+
+    fn key_of(n: usize) -> EntryKey {
+        EntryKey::new(
+            &format!("https://s{n}.example.com/mcp"),
+            "default",
+            "http://127.0.0.1:41894/callback",
+            ClientOption::Default,
+        )
+    }
+
+    fn small_sign_in() -> StoredSignIn {
+        StoredSignIn {
+            issuer: "https://as".into(),
+            resource: "https://x/mcp".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        }
+    }
+
+    #[test]
+    fn the_index_keeps_every_entry_however_many() {
+        let store = KeychainStore::new(Box::new(Unlimited::default()));
+        for n in 0..300 {
+            store.save(&key_of(n), &small_sign_in()).unwrap();
+        }
+        let keys = store.keys().unwrap();
+        assert_eq!(keys.len(), 300);
+        assert!(keys.contains(&key_of(0)));
+    }
+
+    #[test]
+    fn an_index_that_does_not_parse_is_an_error_and_stays_as_it_is() {
+        let items = std::sync::Arc::new(Mutex::new(BTreeMap::new()));
+        let store = KeychainStore::new(Box::new(Unlimited(items.clone())));
+        store.save(&key_of(1), &small_sign_in()).unwrap();
+        items
+            .lock()
+            .unwrap()
+            .insert(INDEX.into(), b"not an index".to_vec());
+        assert_eq!(
+            store.keys().unwrap_err().to_string(),
+            "the keychain item index is not valid (it is not the JSON of an index): run mcp-bridge-vscode logout --all to delete every stored sign-in"
+        );
+        assert!(store.save(&key_of(2), &small_sign_in()).is_err());
+        assert!(store.delete(&key_of(1)).is_err());
+        assert_eq!(
+            items.lock().unwrap().get(INDEX).map(Vec::as_slice),
+            Some(&b"not an index"[..])
+        );
+    }
+
+    /// A keychain that lists the items of its service, as every native one does.
+    #[derive(Debug, Default)]
+    struct Listing(std::sync::Arc<Mutex<BTreeMap<String, Vec<u8>>>>);
+
+    impl KeychainBackend for Listing {
+        fn get(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
+            Unlimited(self.0.clone()).get(name)
+        }
+        fn set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
+            Unlimited(self.0.clone()).set(name, value)
+        }
+        fn delete(&self, name: &str) -> Result<bool, StoreError> {
+            Unlimited(self.0.clone()).delete(name)
+        }
+        fn delete_service(&self) -> Result<Option<usize>, StoreError> {
+            let mut items = self.0.lock().unwrap();
+            let entries = items.keys().filter(|name| is_entry_name(name)).count();
+            items.clear();
+            Ok(Some(entries))
+        }
+    }
+
+    #[test]
+    fn delete_all_lists_the_service_where_it_can_and_needs_the_index_where_it_cannot() {
+        let items = std::sync::Arc::new(Mutex::new(BTreeMap::new()));
+        let store = KeychainStore::new(Box::new(Listing(items.clone())));
+        for n in 0..3 {
+            store.save(&key_of(n), &small_sign_in()).unwrap();
+        }
+        // An entry that no index names (an index write that failed).
+        let stray = format!("entry/{}", "ab".repeat(32));
+        items.lock().unwrap().insert(stray, b"{}".to_vec());
+        assert_eq!(store.delete_all(), Ok(4));
+        assert!(items.lock().unwrap().is_empty());
+
+        // An index that does not parse: the listing deletes everything all the same.
+        store.save(&key_of(7), &small_sign_in()).unwrap();
+        items
+            .lock()
+            .unwrap()
+            .insert(INDEX.into(), b"not an index".to_vec());
+        assert_eq!(store.delete_all(), Ok(1));
+        assert!(items.lock().unwrap().is_empty());
+
+        // A keychain that cannot list its service: the index is all there is.
+        let items = std::sync::Arc::new(Mutex::new(BTreeMap::new()));
+        let store = KeychainStore::new(Box::new(Unlimited(items.clone())));
+        store.save(&key_of(1), &small_sign_in()).unwrap();
+        items
+            .lock()
+            .unwrap()
+            .insert(INDEX.into(), b"not an index".to_vec());
+        assert_eq!(store.delete_all(), Err(invalid_index()));
+        assert_eq!(items.lock().unwrap().len(), 2, "nothing deleted");
+        items.lock().unwrap().remove(INDEX);
+        store.save(&key_of(1), &small_sign_in()).unwrap();
+        assert_eq!(store.delete_all(), Ok(1));
+        assert!(items.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn only_an_entry_item_counts_as_an_entry() {
+        assert!(is_entry_name(&format!("entry/{}", "0f".repeat(32))));
+        for other in [
+            "index".to_owned(),
+            format!("entry/{}/1", "0f".repeat(32)),
+            "entry/short".to_owned(),
+            format!("entry/{}", "zz".repeat(32)),
+        ] {
+            assert!(!is_entry_name(&other), "{other}");
+        }
+    }
+
     #[test]
     fn a_large_entry_is_split_into_numbered_parts_and_deleted_whole() {
         let backend = std::sync::Arc::new(Small::default());
@@ -307,7 +485,7 @@ mod tests {
             resource: "https://x/mcp".into(),
             client_id: "c".into(),
             client_secret: None,
-            access_token: "a".repeat(700),
+            access_token: "a".repeat(700).into(),
             refresh_token: None,
             expires_at: None,
             scope: None,

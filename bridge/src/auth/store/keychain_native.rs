@@ -12,6 +12,7 @@
 //! collection is [`StoreError::Unavailable`], never an unlock prompt that nobody
 //! can answer.
 
+use super::keychain::is_entry_name;
 use super::{KeychainBackend, StoreError};
 use keyring_core::{Entry, Error};
 use std::collections::HashMap;
@@ -20,6 +21,36 @@ use zeroize::Zeroizing;
 
 /// The keychain service of every item.
 pub const SERVICE: &str = "mcp-bridge-rs/mcp-bridge-vscode";
+
+/// The regular expression of the Windows store's `search` for the targets of
+/// [`SERVICE`] (`SERVICE/<name>`, see `NativeKeychain::entry`): the service has
+/// no character that a regular expression reads as more than itself.
+const WINDOWS_TARGET_PATTERN: &str = "^mcp-bridge-rs/mcp-bridge-vscode/";
+
+/// What keyring-core's `search` of this system takes to list the items of
+/// [`SERVICE`]: the Windows store matches its pattern on the target names; the
+/// Secret Service and the macOS Keychain take the service attribute.
+fn service_search() -> HashMap<&'static str, &'static str> {
+    if cfg!(windows) {
+        HashMap::from([("pattern", WINDOWS_TARGET_PATTERN)])
+    } else {
+        HashMap::from([("service", SERVICE)])
+    }
+}
+
+/// The item name of a found item: its user (the Secret Service, the macOS
+/// Keychain), else its Windows target name after `SERVICE/`.
+fn item_name(entry: &Entry) -> Option<String> {
+    if let Some((_, user)) = entry.get_specifiers() {
+        return Some(user);
+    }
+    let attributes = entry.get_attributes().ok()?;
+    attributes
+        .get("target_name")?
+        .strip_prefix(SERVICE)?
+        .strip_prefix('/')
+        .map(str::to_owned)
+}
 
 /// The keychain of the host.
 pub struct NativeKeychain {
@@ -136,20 +167,21 @@ impl KeychainBackend for NativeKeychain {
         cfg!(windows).then_some(2560)
     }
 
-    #[cfg(target_os = "linux")]
-    fn delete_service(&self) -> Result<usize, StoreError> {
+    /// Every item of the service, found by keyring-core's search on each system.
+    fn delete_service(&self) -> Result<Option<usize>, StoreError> {
+        #[cfg(target_os = "linux")]
         self.lock_check.check()?;
-        let spec = HashMap::from([("service", SERVICE)]);
-        let entries = self.store.search(&spec).map_err(failed)?;
-        let mut deleted = 0;
-        for entry in entries {
-            match entry.delete_credential() {
-                Ok(()) => deleted += 1,
+        let items = self.store.search(&service_search()).map_err(failed)?;
+        let mut entries = 0;
+        for item in items {
+            let is_entry = item_name(&item).is_some_and(|name| is_entry_name(&name));
+            match item.delete_credential() {
+                Ok(()) => entries += usize::from(is_entry),
                 Err(Error::NoEntry) => {}
                 Err(error) => return Err(failed(error)),
             }
         }
-        Ok(deleted)
+        Ok(Some(entries))
     }
 }
 
@@ -207,5 +239,27 @@ mod linux {
 
     fn text(error: secret_service::Error) -> StoreError {
         StoreError::Unavailable(format!("the Secret Service does not answer: {error}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_windows_pattern_matches_the_targets_of_the_service_and_no_other() {
+        assert_eq!(WINDOWS_TARGET_PATTERN, format!("^{SERVICE}/"));
+        // Only letters, digits, '-' and '/': each matches itself in a regular expression.
+        assert!(
+            SERVICE
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'/')
+        );
+        let spec = service_search();
+        if cfg!(windows) {
+            assert_eq!(spec.get("pattern"), Some(&WINDOWS_TARGET_PATTERN));
+        } else {
+            assert_eq!(spec.get("service"), Some(&SERVICE));
+        }
     }
 }

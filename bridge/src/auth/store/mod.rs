@@ -33,6 +33,7 @@ pub use keychain_native::{NativeKeychain, SERVICE};
 pub use memory::MemoryStore;
 pub use open::{OpenError, OpenedStore, open, open_with};
 
+use super::secret_string::SecretString;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -102,9 +103,9 @@ pub struct StoredSignIn {
     /// The secret of a dynamically registered confidential client, when the
     /// authorization server gave one (never `MCP_BRIDGE_CLIENT_SECRET`, which stays
     /// in the environment).
-    pub client_secret: Option<String>,
-    pub access_token: String,
-    pub refresh_token: Option<String>,
+    pub client_secret: Option<SecretString>,
+    pub access_token: SecretString,
+    pub refresh_token: Option<SecretString>,
     /// When the access token expires, in seconds since the Unix epoch (a wall
     /// clock: the entry outlives the process).
     pub expires_at: Option<u64>,

@@ -3,6 +3,7 @@
 
 use crate::auth::browser::Opener;
 use crate::auth::client_id::ClientOptions;
+use crate::auth::secret_string::SecretString;
 use crate::auth::sign_in::SignInSettings;
 use crate::config::HttpTarget;
 use std::ffi::OsString;
@@ -11,7 +12,7 @@ use std::ffi::OsString;
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct SignInEnvironment {
     /// `MCP_BRIDGE_CLIENT_SECRET`.
-    pub client_secret: Option<String>,
+    pub client_secret: Option<SecretString>,
     /// `SANDBOX_RUNTIME=1`.
     pub sandbox: bool,
     /// `$BROWSER`.
@@ -36,7 +37,8 @@ impl SignInEnvironment {
         Self {
             client_secret: std::env::var("MCP_BRIDGE_CLIENT_SECRET")
                 .ok()
-                .filter(|secret| !secret.is_empty()),
+                .filter(|secret| !secret.is_empty())
+                .map(SecretString::from),
             sandbox: std::env::var("SANDBOX_RUNTIME").is_ok_and(|value| value == "1"),
             browser: std::env::var_os("BROWSER"),
         }

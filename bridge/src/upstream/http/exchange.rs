@@ -74,7 +74,8 @@ pub(super) async fn exchange(
         let mut headers = request_headers.clone();
         let bearer = shared.auth.as_ref().and_then(|auth| auth.bearer());
         if let Some(bearer) = &bearer
-            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", bearer.token))
+            && let Ok(mut value) =
+                HeaderValue::from_str(&format!("Bearer {}", bearer.token.expose()))
         {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
