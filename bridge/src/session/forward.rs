@@ -2,6 +2,7 @@
 
 use super::Session;
 use super::table::{InFlight, Pending};
+use crate::cause::{BridgeError, Cause};
 use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::notify::listen::End;
 use crate::rules::errors;
@@ -9,7 +10,6 @@ use crate::rules::meta::PROGRESS_TOKEN_KEY;
 use crate::rules::progress::client_progress;
 use crate::rules::results::{ResultKind, check_result_shape, result_kind, shape_result};
 use crate::upstream::RequestFailure;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Outcome, Response};
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value, json};

@@ -2,6 +2,7 @@
 
 use super::table::{Pending, Timer};
 use super::{ClientContext, Connected, Phase, Session};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
@@ -9,7 +10,6 @@ use crate::rules::errors;
 use crate::rules::initialize::{check_discover, initialize_result};
 use crate::rules::meta::{RequestMeta, SharedMeta, base_meta};
 use crate::upstream::{Outgoing, RequestFailure};
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Outcome;
 use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};

@@ -3,12 +3,12 @@
 
 use super::table::{Pending, Timer};
 use super::{Session, key_of};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::events::{log_message, subscription_id};
 use crate::notify::listen::{Action, End, Listen};
 use crate::rules::meta::RequestMeta;
 use crate::upstream::Outgoing;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Notification;
 use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};

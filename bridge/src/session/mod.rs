@@ -4,8 +4,8 @@
 //! and the timers. Frames come in through channels (from the stdin reader and from
 //! the upstream link) and go out through one sink to stdout, which the session
 //! writes itself or queues for the writer task, so the order of frames toward VS
-//! Code is decided here and nowhere else. The tasks
-//! around it and the watchdog are in [`crate::serve`].
+//! Code is decided here and nowhere else. The tasks around it and the watchdog are
+//! in `serve`, which runs the session; the session never imports it.
 
 mod deadlines;
 mod forward;
@@ -18,18 +18,19 @@ mod rounds;
 mod stop;
 mod table;
 
+pub use stop::Exit;
+
+use crate::cause::{BridgeError, Cause};
 use crate::client::{ClientEvent, ClientSink, ForwardedRequest};
 use crate::config::{Config, Limits};
 use crate::log::BRIDGE;
 use crate::rules::capabilities::InputKinds;
 use crate::rules::initialize::FallbackIdentity;
 use crate::rules::meta::SharedMeta;
-use crate::serve::{Exit, UpstreamSlot};
 use crate::upstream::{
     ClientState, Connector, LinkContext, LinkEnd, Outgoing, OutgoingSink, UpstreamControl,
-    UpstreamEvent, UpstreamEvents, UpstreamLink,
+    UpstreamEvent, UpstreamEvents, UpstreamLink, UpstreamSlot,
 };
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Request};
 use crate::wire::id::IdKey;
 use crate::wire::shallow::ShallowObject;

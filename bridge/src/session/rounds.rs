@@ -9,14 +9,13 @@
 use super::Session;
 use super::forward::invalid_response;
 use super::table::{BridgeRequest, ClientRound, Pending, PendingInput, RoundPhase};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::rules::errors;
 use crate::rules::input::{
     Answer, Ask, Planned, RoundError, answer_of, elicitation_error_answer, plan_round,
 };
 use crate::upstream::Outgoing;
-use crate::wire::codec;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Outcome, Response};
 use crate::wire::id::IdKey;
 use crate::wire::shallow::ShallowObject;
@@ -196,7 +195,7 @@ impl Session {
                 // (params, inputResponses, its key): past the limit, no server of
                 // revision 2026-07-28 could read the next round.
                 Answer::Ready(answer)
-                    if ANSWER_LEVELS + codec::depth(&answer) > codec::MAX_DEPTH =>
+                    if ANSWER_LEVELS + frame::depth(&answer) > frame::MAX_DEPTH =>
                 {
                     let detail = format!(
                         "input request '{}': the answer has more levels of nesting than the limit of the bridge",
