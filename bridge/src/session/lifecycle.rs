@@ -1,7 +1,6 @@
 //! initialize and server/discover (R1, R2, C1-C4).
 
-use super::table::{Pending, Timer};
-use super::{ClientContext, Connected, Phase, Session};
+use super::{ClientContext, Connected, Phase, Session, Timer};
 use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
@@ -67,9 +66,7 @@ impl Session {
             inputs,
         });
         let discover_id = self.requests.next_upstream_id();
-        self.requests
-            .upstream
-            .insert(discover_id, Pending::Discover);
+        self.requests.open_discover(discover_id);
         self.send_upstream(Outgoing::Request {
             id: discover_id,
             method: "server/discover".into(),
@@ -182,7 +179,7 @@ impl Session {
         else {
             return;
         };
-        self.requests.upstream.remove(&discover_id);
+        self.requests.take_pending(discover_id);
         self.cancel_upstream(discover_id, "The bridge stopped waiting for the answer.");
         let detail = format!("no response in {} s", self.discover_wait.as_secs());
         self.fail_discover(client_id, None, detail).await;
@@ -217,7 +214,7 @@ impl Session {
 
     /// Lets the upstream go: its input ends, and it stops in the background.
     pub(super) fn disconnect(&mut self) {
-        self.requests.upstream.clear();
+        self.requests.forget_upstream();
         if let Some(connected) = self.upstream.take() {
             let grace = self.limits.shutdown_grace;
             self.tasks.spawn(connected.close(grace));

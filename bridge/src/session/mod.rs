@@ -9,6 +9,7 @@
 
 mod deadlines;
 mod forward;
+mod in_flight;
 mod kept;
 mod lifecycle;
 mod listen;
@@ -16,7 +17,6 @@ mod pass_through;
 mod requests;
 mod rounds;
 mod stop;
-mod table;
 
 pub use stop::Exit;
 
@@ -39,7 +39,6 @@ use requests::Requests;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use table::Timer;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -110,6 +109,16 @@ struct ClientContext {
     base_meta: Arc<SharedMeta>,
     /// What VS Code can answer (M2).
     inputs: InputKinds,
+}
+
+/// The timers of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Timer {
+    Discover,
+    /// The wait before a new listen stream after a loss.
+    ListenRetry,
+    /// The time limit of the stream of a change of subscriptions.
+    ListenChange(u64),
 }
 
 /// Whether the loop goes on.
@@ -192,7 +201,7 @@ impl Session {
                         Step::Continue
                     }
                 },
-                key = self.requests.deadlines.next() => {
+                key = self.requests.next_due() => {
                     self.request_timer(key).await;
                     Step::Continue
                 }

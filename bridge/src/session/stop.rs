@@ -1,7 +1,7 @@
 //! The two ends of a session: the end of stdin (the stop sequence of VS Code) and
 //! the end of the upstream ("When the upstream server stops").
 
-use super::table::RoundPhase;
+use super::requests::RoundPhase;
 use super::{Phase, Session, Step};
 use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
@@ -35,8 +35,8 @@ impl Session {
             let request = self
                 .close_request(&key, "the bridge stops at the end of its input", None)
                 .await;
-            if let Some(request) = request.filter(|r| matches!(r.phase, RoundPhase::Upstream)) {
-                self.cancel_upstream(request.upstream_id, "The client closed the connection.");
+            if let Some(request) = request.filter(|r| matches!(r.phase(), RoundPhase::Upstream)) {
+                self.cancel_upstream(request.upstream_id(), "The client closed the connection.");
             }
         }
         self.stop_listening().await;
