@@ -7,7 +7,8 @@
 //! `shared/reference/vscode/clients.md`, its frame files, and the contract
 //! (R1-R8, C1-C4, O1-O11, the quirk table, the stop sequence). The simulators
 //! drive the bridge in the transcripts, the conformance runner and the
-//! benchmarks, and a person can point them at any stdio MCP server.
+//! benchmarks (`harness-bench`, the crate `bench/`), and a person can point them
+//! at any stdio MCP server.
 //!
 //! # Layout
 //! - [`process`]: [`process::StdioPeer`], a server process over its stdio: lines
@@ -26,13 +27,10 @@
 //! - [`tap`]: `harness-sim tap`, a pass-through recorder between a real client and a server.
 //! - [`replay`]: plays the client side of a recording against a server.
 //! - [`script`]: a scripted server that plays the server side of a frame file (tests).
-//! - [`bench`]: `harness-sim bench`, the bridge measured against a client that
-//!   talks to the fixture server directly (issue 8; `docs/benchmarks.md`).
 //! - [`cli`]: the command line of the binary.
 #![forbid(unsafe_code)]
 
 pub mod answers;
-pub mod bench;
 pub mod cli;
 pub mod client;
 pub mod ports;

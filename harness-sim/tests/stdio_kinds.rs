@@ -150,38 +150,6 @@ except OSError as error:
     assert_eq!(status.code(), Some(0), "{:?}", peer.stderr_lines());
 }
 
-/// `harness-sim relay` (the floor of `bench --floor`) reads and writes its own
-/// stdin and stdout with blocking calls: over socket pairs it passes the lines
-/// through, stops at the end of its stdin, and gives the server pipes, as the
-/// bridge gives its upstream.
-#[tokio::test]
-async fn the_relay_serves_over_socket_pairs_and_gives_its_server_pipes() {
-    let mut command = vec![common::harness_sim(), "relay".into(), "--".into()];
-    command.extend(probe());
-    let mut probed = StdioPeer::spawn(&command).unwrap();
-    // The relay passes its own stderr on: a socket.
-    assert_eq!(first_line(&mut probed).await, "fifo fifo sock distinct");
-    let (status, _) = probed.wait_exit(LIMIT).await.unwrap();
-    assert_eq!(status.code(), Some(0));
-
-    // The same with `--whole-lines`, which holds each line until its newline.
-    for options in [&[][..], &["--whole-lines"]] {
-        let mut relay = vec![common::harness_sim(), "relay".into()];
-        relay.extend(options.iter().map(|option| option.to_string()));
-        relay.extend(["--".into(), "cat".into()]);
-        let mut peer = StdioPeer::spawn(&relay).unwrap();
-        peer.send_raw(b"{\"id\"").await.unwrap();
-        peer.send_raw(b":1}\nnot json\n").await.unwrap();
-        let frame = peer.recv(LIMIT).await.unwrap();
-        assert_eq!(frame.frame, serde_json::json!({"id": 1}), "{options:?}");
-        assert_eq!(first_line(&mut peer).await, "not json", "{options:?}");
-        peer.close_stdin().await;
-        let (status, after_the_end) = peer.wait_exit(LIMIT).await.expect("the relay stops");
-        assert_eq!(status.code(), Some(0), "{options:?}");
-        assert!(after_the_end < Duration::from_secs(2), "{after_the_end:?}");
-    }
-}
-
 async fn tapped_probe(stdio: Option<&str>) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tap.jsonl");

@@ -1,6 +1,6 @@
 //! [`Conn`]: a lean connection to one server process, for measurements.
 //!
-//! [`crate::process::StdioPeer`] keeps and parses every line, which is right for
+//! [`harness_sim::process::StdioPeer`] keeps and parses every line, which is right for
 //! tests and wrong for a benchmark: the client would cost as much as the server it
 //! measures. Here one reader task finds the line ends, keeps only the first and the
 //! last bytes of each line (the whole line only when asked, for list pages), stamps
@@ -18,7 +18,7 @@ use tokio::time::{Duration, Instant};
 use super::BenchError;
 use super::proc_mem::{self, Memory};
 use super::scan::{self, Head, Kind};
-use crate::server_stdio::{self, ServerInput, ServerOutput, StderrTo, StdioKind};
+use harness_sim::server_stdio::{self, ServerInput, ServerOutput, StderrTo, StdioKind};
 
 /// How many first bytes of each line are kept to read its id.
 const HEAD_BYTES: usize = 1024;

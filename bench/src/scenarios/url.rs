@@ -1,4 +1,4 @@
-//! 8: the URL form (issues 14 and 20): small `echo` calls to the fixture over HTTPS
+//! 8: the URL form: small `echo` calls to the fixture over HTTPS
 //! in three columns of the same run: direct (a client of revision 2026-07-28 over
 //! HTTP, [`DirectClient`]), bridged (the stdio client of 2025-11-25 in front of
 //! `mcp-bridge-vscode --ca-file CA <url>`) and mcp-remote (the same stdio client in
@@ -8,7 +8,7 @@
 //! alone: from just before the spawn to the `initialize` result (direct: a fresh
 //! client's new TLS connection and its `server/discover` answered), and the resident
 //! memory right after. With `--floor`, a fourth column: the direct client's frames
-//! through `harness-sim url-relay` (see [`crate::bench::url_relay`]), one more
+//! through `harness-bench url-relay` (see [`crate::url_relay`]), one more
 //! process with the same HTTP stack that only POSTs each line. One fixture process
 //! serves every round.
 
@@ -18,14 +18,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::remote_figures::{self, RemoteFigures, limited, record};
 use super::throughput::WINDOW;
 use super::{LATENCY_WARMUP, SHORT_TEXT, THROUGHPUT_WARMUP, rate, sequential_p50};
-use crate::bench::frames::Frames;
-use crate::bench::http::{DirectClient, HttpsFixture};
-use crate::bench::remote::{self, McpRemote};
-use crate::bench::report::{MIB, Pair, Row, Unit};
-use crate::bench::session::Session;
-use crate::bench::stats::percentile;
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::frames::Frames;
+use crate::http::{DirectClient, HttpsFixture};
+use crate::remote::{self, McpRemote};
+use crate::report::{MIB, Pair, Row, Unit};
+use crate::session::Session;
+use crate::stats::percentile;
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 use std::ffi::OsString;
 use tokio::time::{Duration, Instant};
 
@@ -42,7 +42,7 @@ const SETTLE: Duration = Duration::from_millis(250);
 pub enum Column {
     /// The 2026-07-28 HTTP client in the bench process.
     Direct,
-    /// The 2026-07-28 stdio client through `harness-sim url-relay` (`--floor`).
+    /// The 2026-07-28 stdio client through `harness-bench url-relay` (`--floor`).
     Relay,
     /// The 2025-11-25 stdio client through the bridge.
     Bridged,
@@ -62,7 +62,7 @@ impl Column {
 }
 
 /// The columns of `rounds` rounds: direct, the relay with `floor`, bridged,
-/// mcp-remote, then the other way round (as [`crate::bench::order`]), so that a
+/// mcp-remote, then the other way round (as [`crate::order`]), so that a
 /// linear drift of the load falls on all.
 pub fn columns(rounds: usize, floor: bool) -> Vec<Column> {
     let forward: Vec<Column> = [
@@ -104,7 +104,7 @@ impl Front {
         }
     }
 
-    /// `harness-sim url-relay CA <url>`, with the direct client's frames.
+    /// `harness-bench url-relay CA <url>`, with the direct client's frames.
     pub fn relay(ctx: &Ctx, fixture: &HttpsFixture) -> Self {
         Self {
             argv: vec![
@@ -260,7 +260,7 @@ pub async fn measure(ctx: &Ctx) -> Result<(Vec<Row>, Vec<String>), BenchError> {
     )];
     if ctx.floor {
         notes.push(
-            "8 relay (--floor): the direct client's 2026-07-28 frames over stdio through harness-sim url-relay CA <url>, a process on one thread that POSTs each line with the direct client's reqwest and writes each answer, without a session or a translation: the floor of one more process in front of the URL.".into(),
+            "8 relay (--floor): the direct client's 2026-07-28 frames over stdio through harness-bench url-relay CA <url>, a process on one thread that POSTs each line with the direct client's reqwest and writes each answer, without a session or a translation: the floor of one more process in front of the URL.".into(),
         );
     }
     notes.push(format!(

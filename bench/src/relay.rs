@@ -1,4 +1,4 @@
-//! `harness-sim relay [--whole-lines] -- <server command...>`: the floor of any
+//! `harness-bench relay [--whole-lines] -- <server command...>`: the floor of any
 //! process between a client and a server. It passes the bytes of both directions
 //! through unchanged with two blocking threads and no parsing, so `bench --floor`
 //! can show what one more process on the path costs by itself, apart from what the
@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 /// start).
 pub fn run(command: &[String], whole_lines: bool) -> i32 {
     let Some((program, args)) = command.split_first() else {
-        eprintln!("harness-sim relay: the server command is empty");
+        eprintln!("harness-bench relay: the server command is empty");
         return 2;
     };
     let mut child = match Command::new(program)
@@ -33,7 +33,7 @@ pub fn run(command: &[String], whole_lines: bool) -> i32 {
     {
         Ok(child) => child,
         Err(error) => {
-            eprintln!("harness-sim relay: cannot start {program}: {error}");
+            eprintln!("harness-bench relay: cannot start {program}: {error}");
             return 1;
         }
     };

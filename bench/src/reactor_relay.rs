@@ -1,4 +1,4 @@
-//! `harness-sim relay --reactor -- <server command...>`: the floor of a process
+//! `harness-bench relay --reactor -- <server command...>`: the floor of a process
 //! built as the bridge is (`bench --floor --reactor`), and `relay --tasks`, the
 //! same with the bridge's tasks (`bench --floor --tasks`).
 //!
@@ -24,7 +24,7 @@ use super::url_relay::{input, output};
 /// `tasks`, each line goes through the bridge's tasks ([`relay_through_tasks`]).
 pub fn run(command: &[String], tasks: bool) -> i32 {
     let Some((program, args)) = command.split_first() else {
-        eprintln!("harness-sim relay: the server command is empty");
+        eprintln!("harness-bench relay: the server command is empty");
         return 2;
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -33,7 +33,7 @@ pub fn run(command: &[String], tasks: bool) -> i32 {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("harness-sim relay: no runtime: {error}");
+            eprintln!("harness-bench relay: no runtime: {error}");
             return 1;
         }
     };
@@ -46,7 +46,7 @@ pub fn run(command: &[String], tasks: bool) -> i32 {
         {
             Ok(child) => child,
             Err(error) => {
-                eprintln!("harness-sim relay: cannot start {program}: {error}");
+                eprintln!("harness-bench relay: cannot start {program}: {error}");
                 return 1;
             }
         };

@@ -1,4 +1,5 @@
-//! The targets of issue 8 and whether a measurement meets them.
+//! The targets of the bench (docs/benchmarks.md, "The targets"), and whether a
+//! measurement meets them.
 
 use serde::Serialize;
 

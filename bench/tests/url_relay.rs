@@ -1,4 +1,4 @@
-//! `harness-sim url-relay`, the floor of the URL form in `bench --floor`, against the
+//! `harness-bench url-relay`, the floor of the URL form in `--floor`, against the
 //! fixture over HTTPS: each line is POSTed with its method's headers, each answer
 //! comes back as a line, a notification's empty answer writes nothing, and the end
 //! of stdin ends the relay with 0.
@@ -6,20 +6,20 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use harness_sim::bench::Side;
-use harness_sim::bench::frames::Frames;
-use harness_sim::bench::http::HttpsFixture;
+use harness_bench::Side;
+use harness_bench::frames::Frames;
+use harness_bench::http::HttpsFixture;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::time::{Duration, timeout};
 
-use crate::common::{fixture, harness_sim};
+use crate::common::{fixture, harness_bench};
 
 #[tokio::test]
 async fn the_url_relay_posts_each_line_and_writes_each_answer() {
     let fixture = HttpsFixture::start(Path::new(&fixture())).await.unwrap();
-    let mut relay = Command::new(harness_sim())
+    let mut relay = Command::new(harness_bench())
         .args(["url-relay", &fixture.ca_file, &fixture.url])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1,4 +1,4 @@
-//! mcp-remote (issue 20): the proxy users put between a stdio client and a URL
+//! mcp-remote: the proxy users put between a stdio client and a URL
 //! today, as the third column of the URL form's measurements. It runs as
 //! `node proxy.js <url> --protocol auto --transport http-only --silent`: `--protocol
 //! auto` is its mode that answers a 2025-11-25 client's `initialize` itself after a
@@ -89,7 +89,7 @@ impl StateDir {
     fn new() -> Result<Self, BenchError> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
-            "harness-sim-bench-mcp-remote-{}-{}",
+            "harness-bench-mcp-remote-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));

@@ -6,11 +6,11 @@
 use std::collections::HashSet;
 
 use super::SHORT_TEXT;
-use crate::bench::conn::{Reply, check_result};
-use crate::bench::report::{Pair, Row, Unit};
-use crate::bench::session::{CALL_LIMIT, Session};
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::conn::{Reply, check_result};
+use crate::report::{Pair, Row, Unit};
+use crate::session::{CALL_LIMIT, Session};
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 use tokio::time::Instant;
 
 /// Calls in flight.

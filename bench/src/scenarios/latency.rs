@@ -1,11 +1,11 @@
 //! 1: the latency of small calls: sequential `echo` calls of a short text, p50 and p99.
 
 use super::SHORT_TEXT;
-use crate::bench::report::{Pair, Row, Unit};
-use crate::bench::session::Session;
-use crate::bench::stats::percentile;
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::report::{Pair, Row, Unit};
+use crate::session::Session;
+use crate::stats::percentile;
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 
 /// Calls before the measured ones: the allocators and caches settle.
 const WARMUP: usize = 200;

@@ -4,10 +4,10 @@
 use tokio::time::Duration;
 
 use super::SHORT_TEXT;
-use crate::bench::report::{Pair, Row, Unit};
-use crate::bench::session::Session;
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::report::{Pair, Row, Unit};
+use crate::session::Session;
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 
 /// The calls in flight at the end of stdin.
 const IN_FLIGHT: usize = 32;

@@ -1,4 +1,4 @@
-//! `harness-sim url-relay CA-FILE URL`: the floor of the URL form (`bench --floor`).
+//! `harness-bench url-relay CA-FILE URL`: the floor of the URL form (`bench --floor`).
 //!
 //! One process between a stdio client of revision 2026-07-28 and the server at URL
 //! that does only what any such process must: it reads each line, POSTs it with
@@ -23,7 +23,7 @@ use super::http::DirectClient;
 /// stdin, 2 for bad arguments. A request that fails ends the process with 1.
 pub fn run(args: &[String]) -> i32 {
     let [ca_file, url] = args else {
-        eprintln!("harness-sim url-relay: usage: harness-sim url-relay CA-FILE URL");
+        eprintln!("harness-bench url-relay: usage: harness-bench url-relay CA-FILE URL");
         return 2;
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -32,7 +32,7 @@ pub fn run(args: &[String]) -> i32 {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("harness-sim url-relay: no runtime: {error}");
+            eprintln!("harness-bench url-relay: no runtime: {error}");
             return 1;
         }
     };
@@ -43,7 +43,7 @@ async fn relay(ca_file: &str, url: &str) -> i32 {
     let client = match DirectClient::with_ca_file(url, ca_file) {
         Ok(client) => client,
         Err(error) => {
-            eprintln!("harness-sim url-relay: {error}");
+            eprintln!("harness-bench url-relay: {error}");
             return 1;
         }
     };
@@ -77,7 +77,7 @@ async fn relay(ca_file: &str, url: &str) -> i32 {
                     bodies.send(body).is_ok()
                 }
                 Err(error) => {
-                    eprintln!("harness-sim url-relay: {method}: {error}");
+                    eprintln!("harness-bench url-relay: {method}: {error}");
                     // At once: the bench then sees the end of stdout, not a call
                     // that never comes back.
                     std::process::exit(1)

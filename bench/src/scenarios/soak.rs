@@ -1,14 +1,14 @@
-//! 10 (issue 20): the memory stays flat. One session per side makes 1,000,000 small
+//! 10: the memory stays flat. One session per side makes 1,000,000 small
 //! echo calls with 32 in flight; the resident memory of the process under test (the
 //! bridge; the direct column: the fixture) is read after 10,000 calls and at the end.
 //! The target: the bridge's growth between the two is at most 1 MiB. It takes about
 //! a minute a side, so it runs only when asked (`--only soak`). The URL form's soak
 //! (`url_soak.rs`) takes its readings and rows from here.
 
-use crate::bench::report::{MIB, Pair, Row, Unit};
-use crate::bench::session::Session;
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::report::{MIB, Pair, Row, Unit};
+use crate::session::Session;
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 
 use super::throughput::{self, WINDOW};
 
@@ -72,7 +72,7 @@ impl Readings {
     }
 
     /// The three rows, keyed `<key>.rss.early` ... and labelled `<number> RSS ...`;
-    /// the growth has the target of issue 20: at most 1 MiB.
+    /// the growth has its target: at most 1 MiB.
     pub fn rows(self, key: &str, number: &str, total: usize) -> Vec<Row> {
         vec![
             Row::new(

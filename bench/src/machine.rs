@@ -22,7 +22,7 @@ impl Machine {
     pub fn now() -> Self {
         let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
         Self {
-            date: crate::record::rfc3339_utc_now(),
+            date: harness_sim::record::rfc3339_utc_now(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cpu: cpu_model(&read("/proc/cpuinfo")).unwrap_or_else(|| "unknown CPU".into()),
             memory_bytes: mem_total(&read("/proc/meminfo")).unwrap_or(0),

@@ -1,4 +1,4 @@
-//! `harness-sim bench`: the bridge against the physical floor (issue 8).
+//! `harness-bench`: the bridge against the physical floor.
 //!
 //! Every measurement runs twice on the same machine in the same run: **direct**, a
 //! client of revision 2026-07-28 talking to `bridge-fixture-server`, and
@@ -15,19 +15,23 @@
 //!   each line kept); [`scan`]: the id of a line from its first bytes.
 //! - [`frames`]: the pre-serialized frames of both clients; [`session`]: a started
 //!   session on one side.
-//! - [`scenarios`]: one file per measurement of the issue.
+//! - [`scenarios`]: one file per measurement.
 //! - [`stats`], [`proc_mem`] (`/proc/<pid>/status`), [`machine`], [`targets`],
 //!   [`report`]: the figures, the targets and the table.
 //! - [`http`]: the fixture over HTTPS and the direct HTTP client of the URL form's
 //!   measurement (`scenarios/url.rs`); [`remote`]: mcp-remote, its third column.
-//! - [`relay`]: `harness-sim relay`, a process that only passes bytes through:
+//! - [`relay`]: `harness-bench relay`, a process that only passes bytes through:
 //!   with `--floor` every measurement also runs through it, to show the floor of
-//!   one more process on the path; [`url_relay`]: `harness-sim url-relay`, its
+//!   one more process on the path; [`url_relay`]: `harness-bench url-relay`, its
 //!   counterpart for the URL form, a process that only POSTs each line.
+//! - [`cli`]: the command line of the executable.
 //! - [`embed_table`]: the three columns of the embedded measurement
-//!   (`scenarios/embedded.rs`, issue 17): `bridge-embedded-server` on its modern
+//!   (`scenarios/embedded.rs`): `bridge-embedded-server` on its modern
 //!   path, on its legacy path, and behind the separate bridge process.
 
+#![forbid(unsafe_code)]
+
+pub mod cli;
 pub mod conn;
 pub mod embed_table;
 pub mod frames;
@@ -51,7 +55,7 @@ use std::str::FromStr;
 
 use tokio::time::Instant;
 
-use crate::server_stdio::StdioKind;
+use harness_sim::server_stdio::StdioKind;
 
 pub use frames::Side;
 pub use report::{Report, Row};
@@ -94,14 +98,14 @@ pub enum Scenario {
     /// 8: the URL form: small calls over HTTPS direct, through the bridge and through
     /// mcp-remote, and the start of each.
     Url,
-    /// 9: the bridge inside a server (issue 17): small calls to
+    /// 9: the bridge inside a server: small calls to
     /// `bridge-embedded-server` on its modern path, on its legacy path, and behind
     /// the separate bridge process.
     Embedded,
-    /// 10 (issue 20): 1,000,000 small calls, the memory after 10,000 and at the end.
+    /// 10: 1,000,000 small calls, the memory after 10,000 and at the end.
     /// It takes minutes: only with `--only soak`, never in a run of [`Scenario::ALL`].
     Soak,
-    /// 11 (issue 20): the URL form's memory over 100,000 calls, the bridge's and
+    /// 11: the URL form's memory over 100,000 calls, the bridge's and
     /// mcp-remote's. mcp-remote takes more than a minute: only with `--only url-soak`.
     UrlSoak,
 }
@@ -155,7 +159,7 @@ impl FromStr for Scenario {
     }
 }
 
-/// What `harness-sim bench` was asked for.
+/// What `harness-bench` was asked for.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Fewer calls and rounds: a check that the bench works, not a measurement.
@@ -173,7 +177,7 @@ pub struct Options {
     /// mcp-remote's `proxy.js` (default: the workspace's `interop/node_modules`), for
     /// `url` and `url-soak`.
     pub mcp_remote: Option<PathBuf>,
-    /// Also measure through `harness-sim relay` (the floor of one more process).
+    /// Also measure through `harness-bench relay` (the floor of one more process).
     pub floor: bool,
     /// What the relay column runs (`--whole-lines`, `--reactor`, `--tasks`).
     pub relay_mode: RelayMode,
@@ -183,7 +187,7 @@ pub struct Options {
     pub command: String,
 }
 
-/// What `harness-sim relay` does in the relay column of `--floor`.
+/// What `harness-bench relay` does in the relay column of `--floor`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RelayMode {
     /// Two blocking threads write each read at once: the floor of one more process.
@@ -200,7 +204,7 @@ pub enum RelayMode {
 }
 
 impl RelayMode {
-    /// The option of `harness-sim relay` for this mode.
+    /// The option of `harness-bench relay` for this mode.
     fn flag(self) -> Option<&'static str> {
         match self {
             Self::Plain => None,
@@ -234,7 +238,7 @@ pub struct Ctx {
     pub fixture: PathBuf,
     /// `bridge-embedded-server`, when the run measures `embedded`.
     pub embedded: Option<PathBuf>,
-    /// This executable, for `harness-sim relay` (with `floor`).
+    /// This executable, for `harness-bench relay` (with `floor`).
     pub relay: PathBuf,
     /// mcp-remote's `proxy.js`, run with Node (see [`remote`]).
     pub mcp_remote: PathBuf,
@@ -362,7 +366,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
     let (bridge, fixture) = executables(options)?;
     let embedded = embedded_executable(options)?;
     let relay = std::env::current_exe()
-        .map_err(|error| BenchError::Setup(format!("the path of harness-sim: {error}")))?;
+        .map_err(|error| BenchError::Setup(format!("the path of harness-bench: {error}")))?;
     let ctx = Ctx {
         bridge,
         fixture,
@@ -385,7 +389,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
     let mut embedded_rows = Vec::new();
     let mut notes = Vec::new();
     if cfg!(debug_assertions) {
-        let warning = "this is a debug build: the bridge and the fixture of the debug profile are measured; run cargo run --release -p harness-sim -- bench".to_owned();
+        let warning = "this is a debug build: the bridge and the fixture of the debug profile are measured; run cargo run --release -p harness-bench".to_owned();
         eprintln!("bench: {warning}");
         notes.push(warning);
     }
@@ -431,7 +435,7 @@ pub async fn run(options: &Options) -> Result<Report, BenchError> {
 fn stdio_note(stdio: StdioKind) -> String {
     let client = match stdio {
         StdioKind::SocketPair => "Unix socket pairs, as VS Code (libuv) gives them on POSIX",
-        StdioKind::Pipe => "pipes, as a shell gives them",
+        _ => "pipes, as a shell gives them",
     };
     format!(
         "stdio {stdio}: the client gives the server of every side (direct, relay, bridged; modern, legacy, separate) {client}; the bridge and the relay give their server pipes."

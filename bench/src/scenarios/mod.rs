@@ -1,5 +1,4 @@
-//! One file per measurement of issue 8 (and of issues 14, 17 and 20). Each returns its
-//! rows and notes.
+//! One file per measurement. Each returns its rows and notes.
 
 mod embedded;
 mod large;
@@ -27,7 +26,7 @@ pub const LATENCY_WARMUP: usize = 200;
 pub const THROUGHPUT_WARMUP: usize = 1000;
 
 /// What one measurement gives: rows of the direct and bridged table, rows of the
-/// embedded table (issue 17), and notes.
+/// embedded table, and notes.
 #[derive(Debug, Default)]
 pub struct Measured {
     pub rows: Vec<Row>,

@@ -1,4 +1,4 @@
-//! 9: the bridge inside a server (issue 17): the same small `echo` calls on three
+//! 9: the bridge inside a server: the same small `echo` calls on three
 //! paths of `bridge-embedded-server` (see [`EmbedPath`]): the server alone on the
 //! modern path, the legacy path inside it (the bridge in the same process), and the
 //! same server behind the separate bridge process. Per round and path, one
@@ -12,10 +12,10 @@ use std::path::Path;
 
 use super::throughput::WINDOW;
 use super::{LATENCY_WARMUP, SHORT_TEXT, THROUGHPUT_WARMUP, small_calls};
-use crate::bench::embed_table::{Better, EmbedPath, EmbedRow, Trio};
-use crate::bench::report::Unit;
-use crate::bench::session::Session;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::embed_table::{Better, EmbedPath, EmbedRow, Trio};
+use crate::report::Unit;
+use crate::session::Session;
+use crate::{BenchError, Ctx, Side};
 
 pub async fn measure(ctx: &Ctx) -> Result<(Vec<EmbedRow>, Vec<String>), BenchError> {
     let embedded = ctx

@@ -9,8 +9,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::client::frames;
-use crate::profile::{Harness, Profile};
+use harness_sim::client::frames;
+use harness_sim::profile::{Harness, Profile};
 
 /// The client profile of both sides.
 pub const PROFILE: Profile = Profile::Copilot095;
@@ -22,7 +22,7 @@ pub enum Side {
     Direct,
     /// A 2025-11-25 client talking to the bridge in front of the fixture server.
     Bridged,
-    /// The direct client through `harness-sim relay`, a process that passes bytes
+    /// The direct client through `harness-bench relay`, a process that passes bytes
     /// through unchanged: the floor of one more process on the path (`--floor`).
     Relay,
 }

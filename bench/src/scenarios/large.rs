@@ -7,10 +7,10 @@
 //! in the longest frame, the fixture's response.
 
 use super::SHORT_TEXT;
-use crate::bench::report::{MIB, Pair, Row, Unit};
-use crate::bench::session::Session;
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::report::{MIB, Pair, Row, Unit};
+use crate::session::Session;
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 
 /// The default `--max-line-bytes` of the bridge.
 pub const LINE_LIMIT: usize = 64 * 1024 * 1024;
@@ -81,11 +81,8 @@ async fn frame_overhead(ctx: &Ctx) -> Result<usize, BenchError> {
     let (reply, _) = session.call(&echo, SHORT_TEXT, &mut Vec::new()).await?;
     session.conn.stop().await?;
     let response = reply.len.saturating_sub(SHORT_TEXT.len());
-    let requests = [Side::Direct, Side::Bridged].map(|side| {
-        crate::bench::frames::Frames::new(side)
-            .echo()
-            .line_len(1, 0)
-    });
+    let requests = [Side::Direct, Side::Bridged]
+        .map(|side| crate::frames::Frames::new(side).echo().line_len(1, 0));
     Ok(requests.into_iter().fold(response, usize::max) + ID_SLACK)
 }
 
@@ -108,6 +105,6 @@ async fn run(ctx: &Ctx, side: Side, text: &[u8], calls: usize) -> Result<(f64, f
     }
     let memory = session.conn.memory()?;
     session.conn.stop().await?;
-    let time = crate::bench::stats::median(&times).unwrap_or(f64::NAN);
+    let time = crate::stats::median(&times).unwrap_or(f64::NAN);
     Ok((time, memory.peak as f64))
 }

@@ -4,10 +4,10 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use crate::bench::report::{Pair, Row, Unit};
-use crate::bench::session::{CALL_LIMIT, Session};
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::report::{Pair, Row, Unit};
+use crate::session::{CALL_LIMIT, Session};
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 
 /// The many tools of the fixture.
 const MANY_TOOLS: &str = "10000";

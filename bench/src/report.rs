@@ -7,7 +7,7 @@ use super::frames::Side;
 use super::machine::Machine;
 use super::stats::median;
 use super::targets::Target;
-use crate::server_stdio::StdioKind;
+use harness_sim::server_stdio::StdioKind;
 
 /// The unit of a row's figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -100,7 +100,7 @@ impl Pair {
     }
 }
 
-/// The figures of mcp-remote in a row of the URL form (issue 20): the third column,
+/// The figures of mcp-remote in a row of the URL form: the third column,
 /// measured in the same run as the other two. A round it could not complete leaves
 /// no figure: the cell says `failed` and the notes say what it answered.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -295,7 +295,7 @@ pub struct Report {
     /// The duration of the run in seconds.
     pub seconds: f64,
     pub rows: Vec<Row>,
-    /// The rows of the embedded measurement (issue 17): three paths, not two sides.
+    /// The rows of the embedded measurement: three paths, not two sides.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub embedded_rows: Vec<EmbedRow>,
     /// How each figure was measured, and what a row needs to be read right.
@@ -308,7 +308,7 @@ impl Report {
         let mut out = String::new();
         let m = &self.machine;
         out.push_str(&format!(
-            "harness-sim bench, {}: {} cores ({}), {:.1} GiB, Linux {}\n",
+            "harness-bench, {}: {} cores ({}), {:.1} GiB, Linux {}\n",
             m.date,
             m.cores,
             m.cpu,

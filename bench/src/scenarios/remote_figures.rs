@@ -1,4 +1,4 @@
-//! The figures of mcp-remote's rounds (issue 20). mcp-remote is not ours: when it
+//! The figures of mcp-remote's rounds. mcp-remote is not ours: when it
 //! cannot complete a round (an error, a wrong answer, a hang past a time limit) the
 //! other columns still run, and its rows say so instead of a figure, with what it
 //! answered word for word in the notes. A figure is never made up.
@@ -7,8 +7,8 @@ use std::future::Future;
 
 use tokio::time::Duration;
 
-use crate::bench::BenchError;
-use crate::bench::report::Row;
+use crate::BenchError;
+use crate::report::Row;
 
 /// The samples of one row of mcp-remote, and why the rounds without one failed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -84,7 +84,7 @@ pub fn failure_notes(rows: &[Row]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::report::{Pair, Unit};
+    use crate::report::{Pair, Unit};
 
     #[test]
     fn a_round_that_stops_leaves_its_reason_in_the_rows_it_did_not_reach() {

@@ -1,4 +1,4 @@
-//! 11 (issue 20): the URL form's memory stays flat. One session through the bridge
+//! 11: the URL form's memory stays flat. One session through the bridge
 //! (`mcp-bridge-vscode --ca-file CA <url>`) and one through mcp-remote, each 100,000
 //! small echo calls with 32 in flight to the fixture over HTTPS; `VmRSS` of the
 //! process in front of the URL after 10,000 calls and at the end (the readings and
@@ -12,9 +12,9 @@ use super::remote_figures::{self, RemoteFigures, limited, record};
 use super::soak::{EARLY, Readings, rss_readings};
 use super::throughput::WINDOW;
 use super::url::{Front, check_echo_call, mcp_remote};
-use crate::bench::http::HttpsFixture;
-use crate::bench::report::Row;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::http::HttpsFixture;
+use crate::report::Row;
+use crate::{BenchError, Ctx, Side};
 
 /// How long mcp-remote's session may take before it counts as a hang.
 const REMOTE_LIMIT: Duration = Duration::from_secs(900);

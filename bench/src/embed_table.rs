@@ -1,4 +1,4 @@
-//! The rows of the embedded measurement (`--only embedded`, issue 17): the same
+//! The rows of the embedded measurement (`--only embedded`): the same
 //! calls on three paths of `bridge-embedded-server`, and whether the legacy path
 //! inside the server costs less than the separate bridge process, as the issue
 //! expects. A table of its own: the paths are not the direct and bridged sides of
@@ -170,7 +170,7 @@ pub fn summary(rows: &[EmbedRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::report::MIB;
+    use crate::report::MIB;
 
     fn trio(modern: &[f64], legacy: &[f64], separate: &[f64]) -> Trio {
         Trio {

@@ -4,10 +4,10 @@
 
 use tokio::time::Duration;
 
-use crate::bench::report::{MIB, Pair, Row, Unit};
-use crate::bench::session::Session;
-use crate::bench::targets::Target;
-use crate::bench::{BenchError, Ctx, Side};
+use crate::report::{MIB, Pair, Row, Unit};
+use crate::session::Session;
+use crate::targets::Target;
+use crate::{BenchError, Ctx, Side};
 
 /// How long the session rests after the opening before the memory is read.
 const SETTLE: Duration = Duration::from_millis(250);
