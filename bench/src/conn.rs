@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant};
 
 use super::BenchError;
-use super::proc_mem::{self, Memory};
 use super::scan::{self, Head, Kind};
+use harness_sim::proc_mem::{self, Memory};
 use harness_sim::server_stdio::{self, ServerInput, ServerOutput, StderrTo, StdioKind};
 
 /// How many first bytes of each line are kept to read its id.

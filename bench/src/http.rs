@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 
+use harness_sim::url_fixture;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::time::{Duration, Instant};
 
@@ -29,36 +29,18 @@ pub struct HttpsFixture {
 
 impl HttpsFixture {
     pub async fn start(fixture: &Path) -> Result<Self, BenchError> {
-        let mut child = Command::new(fixture)
-            .arg("--https")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
+        let mut command = Command::new(fixture);
+        command.arg("--https").stderr(Stdio::null());
+        let announced = url_fixture::start(command, START_LIMIT)
+            .await
             .map_err(|error| BenchError::Setup(format!("the HTTPS fixture: {error}")))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| BenchError::Setup("the HTTPS fixture has no stdout".into()))?;
-        let mut lines = BufReader::new(stdout).lines();
-        let mut next = async || {
-            tokio::time::timeout(START_LIMIT, lines.next_line())
-                .await
-                .map_err(|_| BenchError::Timeout("the HTTPS fixture's URL".into()))?
-                .map_err(|error| BenchError::Io(error.to_string()))?
-                .ok_or(BenchError::Closed)
-        };
-        let url = next().await?;
-        let ca_line = next().await?;
-        let ca_file = ca_line
-            .strip_prefix("ca-file: ")
-            .ok_or_else(|| BenchError::Server(format!("the fixture's second line: {ca_line}")))?
-            .to_owned();
+        let ca_file = announced
+            .ca_file
+            .ok_or_else(|| BenchError::Setup("the HTTPS fixture names no CA file".into()))?;
         Ok(Self {
-            url,
+            url: announced.url,
             ca_file,
-            child,
+            child: announced.child,
         })
     }
 

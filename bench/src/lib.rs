@@ -16,8 +16,8 @@
 //! - [`frames`]: the pre-serialized frames of both clients; [`session`]: a started
 //!   session on one side.
 //! - [`scenarios`]: one file per measurement.
-//! - [`stats`], [`proc_mem`] (`/proc/<pid>/status`), [`machine`], [`targets`],
-//!   [`report`]: the figures, the targets and the table.
+//! - [`stats`], [`machine`], [`targets`], [`report`]: the figures, the targets
+//!   and the table (the memory comes from `harness_sim::proc_mem`).
 //! - [`http`]: the fixture over HTTPS and the direct HTTP client of the URL form's
 //!   measurement (`scenarios/url.rs`); [`remote`]: mcp-remote, its third column.
 //! - [`relay`]: `harness-bench relay`, a process that only passes bytes through:
@@ -37,7 +37,6 @@ pub mod embed_table;
 pub mod frames;
 pub mod http;
 pub mod machine;
-pub mod proc_mem;
 pub mod reactor_relay;
 pub mod relay;
 pub mod remote;

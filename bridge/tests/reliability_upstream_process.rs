@@ -60,7 +60,7 @@ fn start_scripted(bridge_args: &[&str], prelude: &str, on_call: &str) -> StdioPe
 
 /// The pid of the scripted upstream, which the bridge starts at initialize (its
 /// process group: the bridge starts it as the leader of its own group).
-async fn upstream_pid(bridge: &StdioPeer) -> i32 {
+async fn upstream_pid(bridge: &StdioPeer) -> u32 {
     let line = bridge
         .wait_stderr(EXCHANGE, |l| l.starts_with("upstream pid "))
         .await
@@ -68,34 +68,9 @@ async fn upstream_pid(bridge: &StdioPeer) -> i32 {
     line["upstream pid ".len()..].parse().unwrap()
 }
 
-/// Whether no live process is in the process group (a zombie that waits for an
-/// init to reap it counts as gone).
-fn group_is_empty(group: i32) -> bool {
-    use nix::sys::signal::killpg;
-    use nix::unistd::Pid;
-    if matches!(
-        killpg(Pid::from_raw(group), None),
-        Err(nix::errno::Errno::ESRCH)
-    ) {
-        return true;
-    }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    !entries.flatten().any(|entry| {
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // After the command in parentheses: state, ppid, pgrp.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        fields.len() > 2 && fields[2] == group.to_string() && fields[0] != "Z"
-    })
-}
-
 /// The bridge exits with `code`, its stderr ends (no process holds it), and the
 /// upstream's process group is empty.
-async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: i32) -> Duration {
+async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: u32) -> Duration {
     let (status, after) = bridge
         .wait_exit(EXCHANGE)
         .await
@@ -107,7 +82,7 @@ async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: i32) 
         bridge.stderr_lines()
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_is_empty(group) {
+    while !harness_sim::process_group::is_gone(group) {
         assert!(
             Instant::now() < deadline,
             "the upstream's process group is not empty"

@@ -7,7 +7,6 @@
 //! build time of the tests.
 
 mod https_fixture;
-mod memory;
 mod pipes;
 mod tiny_http;
 

@@ -13,6 +13,8 @@
 //! # Layout
 //! - [`process`]: [`process::StdioPeer`], a server process over its stdio: lines
 //!   with times, stderr as it comes, signals, exit timing, the process group.
+//! - [`process_group`]: whether the process group of a server is gone;
+//!   [`proc_mem`]: the memory of a process (and of its descendants) from `/proc`.
 //! - [`server_stdio`]: the stdin, stdout and stderr a client gives a server:
 //!   Unix socket pairs as VS Code (libuv) gives them, or pipes ([`StdioKind`]).
 //! - [`profile`]: [`profile::Profile`], the six client versions and their opening frames.
@@ -22,8 +24,12 @@
 //!   (run as tasks on the Local harness when the server allows it), answers
 //!   (and the Local task manager), cancellation, the MRTR rounds of the modern path, the stop
 //!   sequences (and the second stop of VS Code, [`client::SecondStop`]).
+//! - [`official_suite`]: the official MCP conformance suite of `interop/`, run and
+//!   its `checks.json` read.
 //! - [`record`]: the recording format (JSON Lines) and its redaction.
 //! - [`report`]: the readable and the JSON report of a session.
+//! - [`url_fixture`]: `bridge-fixture-server --https` (or `--http`) started, and its
+//!   URL and CA file read.
 //! - [`tap`]: `harness-sim tap`, a pass-through recorder between a real client and a server.
 //! - [`replay`]: plays the client side of a recording against a server.
 //! - [`script`]: a scripted server that plays the server side of a frame file (tests).
@@ -33,8 +39,11 @@
 pub mod answers;
 pub mod cli;
 pub mod client;
+pub mod official_suite;
 pub mod ports;
+pub mod proc_mem;
 pub mod process;
+pub mod process_group;
 pub mod profile;
 pub mod record;
 pub mod replay;
@@ -42,6 +51,7 @@ pub mod report;
 pub mod script;
 pub mod server_stdio;
 pub mod tap;
+pub mod url_fixture;
 
 pub use answers::AnswerPolicy;
 pub use client::{CallOutcome, Negotiated, SimClient, SimError, SimOptions, WirePath};

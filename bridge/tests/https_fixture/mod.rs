@@ -4,8 +4,8 @@
 
 use crate::pipes::{EXCHANGE, bridge_exe, fixture_exe};
 use harness_sim::process::{PeerOptions, StdioPeer};
+use harness_sim::url_fixture;
 use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The proxy variables of the contract (Q10). A test never lets the bridge inherit
@@ -30,30 +30,17 @@ pub struct HttpsFixture {
 impl HttpsFixture {
     /// Starts `bridge-fixture-server --https` with `args` and waits for its two lines.
     pub async fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(fixture_exe())
+        let mut command = Command::new(fixture_exe());
+        command
             .arg("--https")
             .args(args)
             .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the fixture starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut next = async || {
-            tokio::time::timeout(EXCHANGE, lines.next_line())
-                .await
-                .expect("the fixture announces itself")
-                .unwrap()
-                .expect("a line")
-        };
-        let url = next().await;
-        let ca_file = next()
+            .stderr(Stdio::null());
+        let announced = url_fixture::start(command, EXCHANGE)
             .await
-            .strip_prefix("ca-file: ")
-            .expect("the second line names the CA file")
-            .to_owned();
+            .unwrap_or_else(|error| panic!("{error}"));
+        let (url, child) = (announced.url, announced.child);
+        let ca_file = announced.ca_file.expect("the fixture names its CA file");
         let port = url::Url::parse(&url)
             .expect("the fixture prints a URL")
             .port()

@@ -1,5 +1,7 @@
-//! Whether a process group is gone: the upstream of the bridge runs in its own
-//! group, and a stop of the bridge must leave no process of it (STOP).
+//! Whether a process group is gone: a server that a client starts runs in its own
+//! group, and so does the upstream of the bridge; a stop must leave no process of
+//! it (the stop sequence of the contract). [`crate::process::StdioPeer`], the tests
+//! of the bridge and the conformance runner ask here.
 //!
 //! A killed process whose parent (the bridge) has exited stays a zombie until
 //! the init process reaps it, and a zombie still answers a signal 0: on Linux the
