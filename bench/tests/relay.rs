@@ -9,18 +9,10 @@ use tokio::time::Duration;
 const LIMIT: Duration = Duration::from_secs(10);
 
 /// A server that prints what its fds 0, 1 and 2 are (`sock`, `fifo` or `other`)
-/// and whether they are three different files, then exits.
+/// and whether they are three different files, then exits (`harness-sim
+/// stdio-probe`).
 fn probe() -> Vec<String> {
-    let script = r#"
-import os, stat
-kinds, files = [], set()
-for fd in (0, 1, 2):
-    st = os.fstat(fd)
-    kinds.append("sock" if stat.S_ISSOCK(st.st_mode) else "fifo" if stat.S_ISFIFO(st.st_mode) else "other")
-    files.add((st.st_dev, st.st_ino))
-print(" ".join(kinds), "distinct" if len(files) == 3 else "shared", flush=True)
-"#;
-    vec!["python3".into(), "-c".into(), script.into()]
+    vec![common::harness_sim(), "stdio-probe".into()]
 }
 
 /// The first stdout line of `peer` as text.

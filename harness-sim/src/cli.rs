@@ -129,6 +129,18 @@ pub async fn run(args: Vec<OsString>) -> i32 {
     match args.get(1).and_then(|a| a.to_str()) {
         Some("tap") => run_tap(&args).await,
         Some("replay") => run_replay(&args).await,
+        Some("stdio-probe") => {
+            let rest: Vec<String> = args
+                .iter()
+                .skip(2)
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect();
+            crate::stdio_probe::run(&rest)
+        }
+        Some("scripted-upstream") => match args.get(2).and_then(|script| script.to_str()) {
+            Some(script) => crate::scripted_upstream::run(script).await,
+            None => usage_error("scripted-upstream takes its script as JSON"),
+        },
         Some("script-server") => {
             let paths: Vec<PathBuf> = args.iter().skip(2).map(PathBuf::from).collect();
             crate::script::run_script_server(&paths).await

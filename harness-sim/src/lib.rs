@@ -17,6 +17,7 @@
 //!   [`proc_mem`]: the memory of a process (and of its descendants) from `/proc`.
 //! - [`server_stdio`]: the stdin, stdout and stderr a client gives a server:
 //!   Unix socket pairs as VS Code (libuv) gives them, or pipes ([`StdioKind`]).
+//! - [`stdio_probe`]: a server that tells what its stdin, stdout and stderr are.
 //! - [`profile`]: [`profile::Profile`], the six client versions and their opening frames.
 //! - [`answers`]: [`answers::AnswerPolicy`], what the simulated user answers.
 //! - [`client`]: [`client::SimClient`], one client session: opening, lists
@@ -33,6 +34,8 @@
 //! - [`tap`]: `harness-sim tap`, a pass-through recorder between a real client and a server.
 //! - [`replay`]: plays the client side of a recording against a server.
 //! - [`script`]: a scripted server that plays the server side of a frame file (tests).
+//! - [`scripted_upstream`]: a scripted upstream of revision 2026-07-28 that
+//!   misbehaves as a process (the bridge's process tests).
 //! - [`cli`]: the command line of the binary.
 #![forbid(unsafe_code)]
 
@@ -49,7 +52,9 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod script;
+pub mod scripted_upstream;
 pub mod server_stdio;
+pub mod stdio_probe;
 pub mod tap;
 pub mod url_fixture;
 
