@@ -33,7 +33,7 @@ pub mod upstream {
     };
 }
 
-/// Frames, the line codec and the one-level reading of lines.
+/// Frames, ids, the line reader and the one-level reading of lines.
 pub mod wire {
-    pub use crate::wire::{codec, frame, raw, shallow};
+    pub use crate::wire::{frame, id, line_reader, raw, shallow};
 }

@@ -27,7 +27,7 @@ use mcp_bridge_vscode::internals::rules::schema_repair::{
 };
 use mcp_bridge_vscode::internals::rules::tools_list::shape_tools_list_shallow;
 use mcp_bridge_vscode::internals::rules::{SERVER_INFO_KEY, errors, meta, progress};
-use mcp_bridge_vscode::internals::wire::codec::recover_id;
+use mcp_bridge_vscode::internals::wire::id::recover_id;
 use mcp_bridge_vscode::internals::wire::shallow::ShallowObject;
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};

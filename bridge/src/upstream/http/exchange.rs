@@ -10,8 +10,8 @@ use crate::auth::errors::SignInError;
 use crate::auth::sign_in::Refusal;
 use crate::log::BRIDGE;
 use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent, event_of_line};
-use crate::wire::codec::Line;
 use crate::wire::frame::Message;
+use crate::wire::line_reader::Line;
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{
