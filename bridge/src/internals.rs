@@ -12,6 +12,11 @@ pub mod auth {
     pub use crate::auth::store;
 }
 
+/// The rules for a URL by its host and scheme.
+pub mod net {
+    pub use crate::net::url;
+}
+
 /// The listen stream's notifications.
 pub mod notify {
     pub use crate::notify::events;

@@ -53,6 +53,7 @@ pub mod embed;
 #[doc(hidden)]
 pub mod internals;
 pub mod log;
+mod net;
 mod notify;
 mod rules;
 pub mod run;

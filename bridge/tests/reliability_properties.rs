@@ -12,12 +12,11 @@
 use crate::common;
 
 use common::*;
+use mcp_bridge_vscode::internals::net::url::url_is_safe;
 use mcp_bridge_vscode::internals::notify::events;
 use mcp_bridge_vscode::internals::rules::capabilities::{self, Declared, InputKinds};
 use mcp_bridge_vscode::internals::rules::initialize::{FallbackIdentity, initialize_result};
-use mcp_bridge_vscode::internals::rules::input::{
-    Ask, answer_of, form_content_error, plan_round, url_is_safe,
-};
+use mcp_bridge_vscode::internals::rules::input::{Ask, answer_of, form_content_error, plan_round};
 use mcp_bridge_vscode::internals::rules::results::{
     ResultKind, ShallowShape, check_result_shape, result_kind, shape_call_result_shallow,
     shape_result,

@@ -1,10 +1,10 @@
 //! What the sign-in of the URL form takes from the environment of the process:
 //! the secret of `--client-id`, the sandbox of VS Code, and the browser.
 
-use crate::auth::browser::Opener;
-use crate::auth::client_id::ClientOptions;
-use crate::auth::secret_string::SecretString;
-use crate::auth::sign_in::SignInSettings;
+use super::browser::Opener;
+use super::client_id::ClientOptions;
+use super::secret_string::SecretString;
+use super::sign_in::SignInSettings;
 use crate::config::HttpTarget;
 use std::ffi::OsString;
 

@@ -3,7 +3,7 @@
 //! server offers it, and the proxy of the environment by the contract's rules (Q10).
 
 use super::trust::FileRootsFirst;
-use crate::upstream::ConnectError;
+use super::url::LOOPBACK_NO_PROXY;
 use rustls::client::danger::ServerCertVerifier;
 use rustls_pki_types::CertificateDer;
 use std::sync::Arc;
@@ -39,18 +39,20 @@ impl ProxyEnvironment {
     }
 }
 
-/// The hosts that never use a proxy, whatever NO_PROXY says (Q10).
-const LOOPBACK: &str = "localhost,.localhost,127.0.0.0/8,::1";
+/// Why the client cannot be made: a proxy URL that is not valid, or CA
+/// certificates that rustls cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigurationError(pub String);
 
-/// Makes the client. Its errors are those of the configuration: a proxy URL that
-/// is not valid, or CA certificates that rustls cannot use.
+/// Makes the client.
 pub fn build(
     extra_roots: &[CertificateDer<'static>],
     proxies: &ProxyEnvironment,
-) -> Result<reqwest::Client, ConnectError> {
+) -> Result<reqwest::Client, ConfigurationError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let ca_error =
-        |error: rustls::Error| ConnectError::Configuration(format!("the CA certificates: {error}"));
+        |error: rustls::Error| ConfigurationError(format!("the CA certificates: {error}"));
     let verifier: Arc<dyn ServerCertVerifier> = if extra_roots.is_empty() {
         Arc::new(rustls_platform_verifier::Verifier::new(provider.clone()).map_err(ca_error)?)
     } else {
@@ -58,7 +60,7 @@ pub fn build(
     };
     let mut tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|error| ConnectError::Configuration(format!("TLS: {error}")))?
+        .map_err(|error| ConfigurationError(format!("TLS: {error}")))?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
@@ -76,26 +78,26 @@ pub fn build(
     }
     builder
         .build()
-        .map_err(|error| ConnectError::Configuration(describe(error)))
+        .map_err(|error| ConfigurationError(describe(error)))
 }
 
 /// The proxy for every request but those to a loopback host or a NO_PROXY host;
 /// its user and password come from its URL.
-fn proxy_of(proxy: &str, no_proxy: Option<&str>) -> Result<reqwest::Proxy, ConnectError> {
+fn proxy_of(proxy: &str, no_proxy: Option<&str>) -> Result<reqwest::Proxy, ConfigurationError> {
     let url = url::Url::parse(proxy)
-        .map_err(|_| ConnectError::Configuration("the proxy variable is not a URL".into()))?;
+        .map_err(|_| ConfigurationError("the proxy variable is not a URL".into()))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(ConnectError::Configuration(format!(
+        return Err(ConfigurationError(format!(
             "the proxy variable has the scheme {}: use http or https",
             url.scheme()
         )));
     }
     let exceptions = match no_proxy {
-        Some(list) => format!("{list},{LOOPBACK}"),
-        None => LOOPBACK.to_owned(),
+        Some(list) => format!("{list},{LOOPBACK_NO_PROXY}"),
+        None => LOOPBACK_NO_PROXY.to_owned(),
     };
     let proxy = reqwest::Proxy::all(url)
-        .map_err(|_| ConnectError::Configuration("the proxy variable is not valid".into()))?;
+        .map_err(|_| ConfigurationError("the proxy variable is not valid".into()))?;
     Ok(proxy.no_proxy(reqwest::NoProxy::from_string(&exceptions)))
 }
 
@@ -143,7 +145,7 @@ mod tests {
                 no_proxy: None,
             };
             match build(&[], &environment) {
-                Err(ConnectError::Configuration(error)) => assert_eq!(error, text),
+                Err(ConfigurationError(error)) => assert_eq!(error, text),
                 other => panic!("{proxy}: {other:?}"),
             }
         }
