@@ -632,6 +632,97 @@ fn valid_beyond_margin(expires_at: Option<u64>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::prompt::ClientView;
+    use crate::auth::store::{ClientOption, MemoryStore};
+
+    /// VS Code's side of a test: a fixed view, and every prompt kept.
+    #[derive(Default)]
+    struct RecordingSide {
+        view: ClientView,
+        prompts: Mutex<Vec<String>>,
+    }
+
+    #[async_trait::async_trait]
+    impl UserSide for RecordingSide {
+        fn view(&self) -> ClientView {
+            self.view
+        }
+
+        async fn prompt(&self, prompt: Prompt) {
+            self.prompts.lock().unwrap().push(format!("{prompt:?}"));
+        }
+    }
+
+    /// An authorizer for an upstream that nothing serves: a sign-in that asks the
+    /// network at all fails on it, not on the check under test.
+    fn authorizer(sandbox: bool) -> Authorizer {
+        let server_url = Url::parse("https://127.0.0.1:9/mcp").unwrap();
+        let settings = SignInSettings {
+            server_url: server_url.clone(),
+            redirect_port: 1,
+            sign_in_timeout: Duration::from_secs(5),
+            no_browser: true,
+            sandbox,
+            client: ClientOptions::default(),
+            opener: Opener::of_environment(None, Vec::new()),
+            lingering: Lingering::default(),
+        };
+        let key = EntryKey::new(
+            server_url.as_str(),
+            "default",
+            "http://127.0.0.1:1/callback",
+            ClientOption::Default,
+        );
+        Authorizer::new(
+            settings,
+            crate::net::client_for_tests(),
+            Arc::new(MemoryStore::default()),
+            key,
+        )
+    }
+
+    fn refusal() -> Refusal {
+        Refusal {
+            challenge: Challenge::default(),
+            used: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn without_url_elicitation_a_later_sign_in_fails_at_once_and_asks_nobody() {
+        let side = RecordingSide {
+            view: ClientView {
+                initialized: true,
+                url_elicitation: false,
+            },
+            ..RecordingSide::default()
+        };
+        let error = authorizer(false)
+            .on_refused(refusal(), &side)
+            .await
+            .unwrap_err();
+        assert_eq!(error, SignInError::NoUrlElicitation);
+        assert!(side.prompts.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn in_the_sandbox_a_sign_in_fails_at_once_before_and_after_initialized() {
+        for initialized in [false, true] {
+            let side = RecordingSide {
+                view: ClientView {
+                    initialized,
+                    url_elicitation: true,
+                },
+                ..RecordingSide::default()
+            };
+            let error = authorizer(true)
+                .on_refused(refusal(), &side)
+                .await
+                .unwrap_err();
+            assert_eq!(error, SignInError::Sandbox);
+            assert!(side.prompts.lock().unwrap().is_empty());
+        }
+    }
 
     #[test]
     fn a_step_up_asks_for_the_scopes_before_and_the_new_ones() {
