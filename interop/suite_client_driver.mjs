@@ -118,16 +118,16 @@ function argumentsFor(tool) {
 
 const dir = mkdtempSync(join(tmpdir(), "suite-client-driver-"));
 const browser = join(dir, "browser");
-// The browser's page ends without a newline: one after it keeps the driver's lines whole.
-writeFileSync(browser, `#!/bin/sh\n'${fixtureExe}' --browse "$1" >&2\nstatus=$?\necho >&2\nexit $status\n`);
+// The page the browser ends on goes nowhere: the suite keeps stdout and stderr in one
+// file, and the page (without a newline) began a line that a `driver: ` line then
+// ended, whichever of the two streams it went to. The browser's own lines (its
+// stderr, one a hop) stay, for the check of secrets.
+writeFileSync(browser, `#!/bin/sh\nexec '${fixtureExe}' --browse "$1" >/dev/null\n`);
 chmodSync(browser, 0o755);
 
 /** Opens a URL in the test browser, as VS Code opens the URL of an elicitation. */
 function browse(target) {
   return new Promise((resolve) => {
-    // The page it ends on goes nowhere: the suite keeps stdout and stderr in one
-    // file, and the page (without a newline) could begin a line that a `driver: `
-    // line then ends. Its stderr lines (one a hop) stay, for the check of secrets.
     const child = spawn(browser, [target], { stdio: ["ignore", "ignore", "inherit"] });
     child.on("exit", (code) => resolve(code));
   });

@@ -12,6 +12,11 @@ pub mod auth {
     pub use crate::auth::store;
 }
 
+/// The rules for a URL by its host and scheme.
+pub mod net {
+    pub use crate::net::url;
+}
+
 /// The listen stream's notifications.
 pub mod notify {
     pub use crate::notify::events;
@@ -33,7 +38,7 @@ pub mod upstream {
     };
 }
 
-/// Frames, the line codec and the one-level reading of lines.
+/// Frames, ids, the line reader and the one-level reading of lines.
 pub mod wire {
-    pub use crate::wire::{codec, frame, raw, shallow};
+    pub use crate::wire::{frame, id, line_reader, raw, shallow};
 }

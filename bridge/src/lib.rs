@@ -16,8 +16,10 @@
 //! Frames flow one way through the layers; each is a private folder with one job
 //! (docs/architecture.md walks a request through them).
 //!
-//! - `wire`: JSON-RPC frames as `serde_json::Value`, ids, the line codec with
-//!   `--max-line-bytes`, and the error causes. No MCP rules.
+//! - `wire`: JSON-RPC frames as `serde_json::Value`, ids, the line reader (with
+//!   `--max-line-bytes`) and the line writer. No MCP rules.
+//! - `cause`: the causes of the contract's errors, with their codes and the
+//!   messages VS Code shows; each layer maps its own failures to one.
 //! - `client`: VS Code's side: the reader of its lines, the writer of its frames,
 //!   and stdin and stdout.
 //! - `session`: one task owns the connection with VS Code: the lifecycle, the
@@ -36,12 +38,13 @@
 //! module `internals`, which is no part of the API.
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
-// No indexing that can panic on data of a peer (issue 9). The few functions of the
-// line codec that index bytes allow it, each with the bound that makes it safe; the
-// fuzz target line_codec and the properties of reliability_properties.rs check them.
+// No indexing that can panic on data of a peer: a line of VS Code or of the upstream
+// must never stop the bridge. The fuzz target line_codec and the properties of
+// reliability_properties.rs check the line reading.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 mod auth;
+mod cause;
 pub mod cli;
 mod client;
 pub mod config;
@@ -50,6 +53,7 @@ pub mod embed;
 #[doc(hidden)]
 pub mod internals;
 pub mod log;
+mod net;
 mod notify;
 mod rules;
 pub mod run;
@@ -60,5 +64,6 @@ mod troubleshooting_check;
 mod upstream;
 mod wire;
 
-pub use serve::{Exit, Serve, serve};
+pub use serve::{Serve, serve};
+pub use session::Exit;
 pub use upstream::Connector;

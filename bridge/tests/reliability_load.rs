@@ -10,11 +10,10 @@
 //! debug build); `MCP_BRIDGE_LOAD_REQUESTS=<n>` runs another count. The figures of
 //! a run are in fuzz/README.md, "Load".
 
-use crate::memory;
 use crate::pipes;
 
+use harness_sim::proc_mem;
 use harness_sim::process::{PeerOptions, StdioPeer};
-use memory::{rss_kib, status_kib};
 use pipes::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -80,17 +79,17 @@ async fn every_request_of_a_load_with_256_in_flight_is_answered_once_and_memory_
     // A first small load warms the allocator; the idle figure comes after it.
     run_load(&mut bridge, 1_000).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let idle = rss_kib(pid);
+    let idle = proc_mem::read(pid).unwrap_or_default().rss / 1024;
     let started = Instant::now();
     run_load(&mut bridge, count).await;
     let elapsed = started.elapsed();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = rss_kib(pid);
+    let after = proc_mem::read(pid).unwrap_or_default().rss / 1024;
     eprintln!(
         "load: {count} requests with {IN_FLIGHT} in flight in {:.1} s ({:.0} per second); VmRSS of the bridge {idle} KiB idle, {after} KiB after, peak {} KiB",
         elapsed.as_secs_f64(),
         count as f64 / elapsed.as_secs_f64(),
-        status_kib(pid, "VmHWM:")
+        proc_mem::read(pid).unwrap_or_default().peak / 1024
     );
     assert!(idle > 0 && after > 0, "no VmRSS");
     assert!(

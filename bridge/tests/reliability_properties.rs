@@ -12,12 +12,11 @@
 use crate::common;
 
 use common::*;
+use mcp_bridge_vscode::internals::net::url::url_is_safe;
 use mcp_bridge_vscode::internals::notify::events;
 use mcp_bridge_vscode::internals::rules::capabilities::{self, Declared, InputKinds};
 use mcp_bridge_vscode::internals::rules::initialize::{FallbackIdentity, initialize_result};
-use mcp_bridge_vscode::internals::rules::input::{
-    Ask, answer_of, form_content_error, plan_round, url_is_safe,
-};
+use mcp_bridge_vscode::internals::rules::input::{Ask, answer_of, form_content_error, plan_round};
 use mcp_bridge_vscode::internals::rules::results::{
     ResultKind, ShallowShape, check_result_shape, result_kind, shape_call_result_shallow,
     shape_result,
@@ -27,7 +26,7 @@ use mcp_bridge_vscode::internals::rules::schema_repair::{
 };
 use mcp_bridge_vscode::internals::rules::tools_list::shape_tools_list_shallow;
 use mcp_bridge_vscode::internals::rules::{SERVER_INFO_KEY, errors, meta, progress};
-use mcp_bridge_vscode::internals::wire::codec::recover_id;
+use mcp_bridge_vscode::internals::wire::id::recover_id;
 use mcp_bridge_vscode::internals::wire::shallow::ShallowObject;
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};

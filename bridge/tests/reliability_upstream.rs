@@ -462,7 +462,7 @@ async fn an_answer_of_vscode_too_deep_for_the_next_round_fails_the_request_at_on
     let second = upstream.recv().await;
     let mut line = second.to_string().into_bytes();
     line.push(b'\n');
-    assert!(mcp_bridge_vscode::internals::wire::codec::parse(&line).is_ok());
+    assert!(mcp_bridge_vscode::internals::wire::frame::parse(&line).is_ok());
     upstream.respond(&second, json!({"content":[]})).await;
     assert_eq!(bridge.recv().await["id"], 2);
 }

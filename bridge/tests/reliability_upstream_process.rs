@@ -1,6 +1,5 @@
-//! Issue 9, parts 2 and 5: upstream servers that misbehave as processes, written
-//! as small Python programs (python3 is on every machine of the project), behind
-//! the real bridge executable. Each case: the error of the contract, the exit code,
+//! Upstream servers that misbehave as processes (harness-sim's scripted upstream),
+//! behind the real bridge executable. Each case: the error of the contract, the exit code,
 //! the lines of the Output channel, and no process left behind (stderr ends, and
 //! the process group of the upstream is empty).
 
@@ -12,55 +11,25 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The start of every scripted upstream: it writes its pid to stderr, answers
-/// server/discover, and runs `on_call` for each other request (`m` is the
-/// request, `i` its id, `calls` the number of calls so far); without an action
-/// it answers "ok <calls>".
-fn scripted(prelude: &str, on_call: &str) -> Vec<String> {
-    let script = format!(
-        r#"import json, os, signal, subprocess, sys, time
-def send(o):
-    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
-def raw(s):
-    sys.stdout.write(s + "\n"); sys.stdout.flush()
-def ok(i, text):
-    send({{"jsonrpc": "2.0", "id": i, "result": {{"content": [{{"type": "text", "text": text}}]}}}})
-sys.stderr.write("upstream pid %d\n" % os.getpid()); sys.stderr.flush()
-{prelude}
-calls = 0
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    i = m["id"]
-    if m["method"] == "server/discover":
-        send({{"jsonrpc": "2.0", "id": i, "result": {{"resultType": "complete", "supportedVersions": ["2026-07-28"],
-            "capabilities": {{"tools": {{}}}}, "_meta": {{"io.modelcontextprotocol/serverInfo": {{"name": "scripted", "version": "1"}}}}}}}})
-        continue
-    calls += 1
-    done = False
-{on_call}
-    if not done:
-        ok(i, "ok %d" % calls)
-"#,
-        on_call = indent(on_call)
-    );
-    vec!["python3".into(), "-c".into(), script]
+/// harness-sim's scripted upstream with `script`: it writes its pid to stderr,
+/// answers server/discover, and runs the script's actions for each other request
+/// (`calls`: by the number of the call, from 1); without an action it answers
+/// "ok <calls>" (see `harness_sim::scripted_upstream`).
+fn scripted(script: Value) -> Vec<String> {
+    vec![
+        harness_sim_exe(),
+        "scripted-upstream".into(),
+        script.to_string(),
+    ]
 }
 
-fn indent(code: &str) -> String {
-    code.lines()
-        .map(|line| format!("    {line}\n"))
-        .collect::<String>()
-}
-
-fn start_scripted(bridge_args: &[&str], prelude: &str, on_call: &str) -> StdioPeer {
-    start(bridge_args, &scripted(prelude, on_call), &[])
+fn start_scripted(bridge_args: &[&str], script: Value) -> StdioPeer {
+    start(bridge_args, &scripted(script), &[])
 }
 
 /// The pid of the scripted upstream, which the bridge starts at initialize (its
 /// process group: the bridge starts it as the leader of its own group).
-async fn upstream_pid(bridge: &StdioPeer) -> i32 {
+async fn upstream_pid(bridge: &StdioPeer) -> u32 {
     let line = bridge
         .wait_stderr(EXCHANGE, |l| l.starts_with("upstream pid "))
         .await
@@ -68,34 +37,9 @@ async fn upstream_pid(bridge: &StdioPeer) -> i32 {
     line["upstream pid ".len()..].parse().unwrap()
 }
 
-/// Whether no live process is in the process group (a zombie that waits for an
-/// init to reap it counts as gone).
-fn group_is_empty(group: i32) -> bool {
-    use nix::sys::signal::killpg;
-    use nix::unistd::Pid;
-    if matches!(
-        killpg(Pid::from_raw(group), None),
-        Err(nix::errno::Errno::ESRCH)
-    ) {
-        return true;
-    }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    !entries.flatten().any(|entry| {
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // After the command in parentheses: state, ppid, pgrp.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        fields.len() > 2 && fields[2] == group.to_string() && fields[0] != "Z"
-    })
-}
-
 /// The bridge exits with `code`, its stderr ends (no process holds it), and the
 /// upstream's process group is empty.
-async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: i32) -> Duration {
+async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: u32) -> Duration {
     let (status, after) = bridge
         .wait_exit(EXCHANGE)
         .await
@@ -107,7 +51,7 @@ async fn exits_with_nothing_left(bridge: &mut StdioPeer, code: i32, group: i32) 
         bridge.stderr_lines()
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_is_empty(group) {
+    while !harness_sim::process_group::is_gone(group) {
         assert!(
             Instant::now() < deadline,
             "the upstream's process group is not empty"
@@ -144,7 +88,7 @@ fn echo(id: u64) -> Value {
 #[tokio::test]
 async fn an_upstream_that_exits_before_answering_discover_fails_initialize_and_the_bridge_exits_one()
  {
-    let mut bridge = start_scripted(&[], "sys.stdin.readline()\nsys.exit(5)", "");
+    let mut bridge = start_scripted(&[], json!({"on_discover": [{"exit": 5}]}));
     bridge.send(&initialize_frame()).await.unwrap();
     let group = upstream_pid(&bridge).await;
     assert_eq!(response(&mut bridge).await, exited(1, "code 5"));
@@ -163,17 +107,13 @@ async fn an_upstream_that_exits_before_answering_discover_fails_initialize_and_t
 async fn after_the_end_of_stdin_the_upstream_can_still_write_until_it_exits() {
     // At the end of its input the upstream writes one more line (a log message of a
     // server that finishes its work), 300 ms later, well inside shutdown_grace.
-    let prelude = r#"import atexit
-def late():
-    time.sleep(0.3)
-    try:
-        raw('{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "bye"}}')
-        sys.stderr.write("late write: ok\n")
-    except BrokenPipeError:
-        sys.stderr.write("late write: broken pipe\n")
-    sys.stderr.flush()
-atexit.register(late)"#;
-    let mut bridge = start_scripted(&[], prelude, "");
+    // A failed write ends the upstream with its error line instead.
+    let late = json!({"at_end": [
+        {"sleep_ms": 300},
+        {"raw": r#"{"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "bye"}}"#},
+        {"stderr": "late write: ok"},
+    ]});
+    let mut bridge = start_scripted(&[], late);
     initialize(&mut bridge).await;
     let (code, _) = stop(&mut bridge, Duration::from_secs(5)).await;
     assert_eq!(code, Some(0));
@@ -187,16 +127,17 @@ atexit.register(late)"#;
 #[tokio::test]
 async fn frames_that_are_not_valid_fail_their_calls_and_the_next_call_works() {
     // Not JSON; a result and an error at once; 200 levels of nesting.
-    let on_call = r#"if calls == 1:
-    raw('{"jsonrpc": "2.0", "id": %d, "result": {' % i)
-    done = True
-if calls == 2:
-    send({"jsonrpc": "2.0", "id": i, "result": {}, "error": {"code": 1, "message": "x"}})
-    done = True
-if calls == 3:
-    raw('{"jsonrpc": "2.0", "id": %d, "result": {"content": %s1%s}}' % (i, "[" * 200, "]" * 200))
-    done = True"#;
-    let mut bridge = start_scripted(&[], "", on_call);
+    let deep = format!(
+        r#"{{"jsonrpc": "2.0", "id": {{id}}, "result": {{"content": {}1{}}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let calls = json!({"calls": {
+        "1": [{"raw": r#"{"jsonrpc": "2.0", "id": {id}, "result": {"#}],
+        "2": [{"send": {"jsonrpc": "2.0", "id": "{id}", "result": {}, "error": {"code": 1, "message": "x"}}}],
+        "3": [{"raw": deep}],
+    }});
+    let mut bridge = start_scripted(&[], calls);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     for (id, detail) in [
@@ -226,14 +167,12 @@ if calls == 3:
 #[tokio::test]
 async fn frames_over_the_line_limit_fail_their_calls_with_the_id_at_either_end() {
     // The first answer has its id first, the second its id last.
-    let on_call = r#"text = "x" * 10000
-if calls == 1:
-    raw('{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "%s"}]}}' % (i, text))
-    done = True
-if calls == 2:
-    raw('{"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text": "%s"}]}, "id": %d}' % (text, i))
-    done = True"#;
-    let mut bridge = start_scripted(&["--max-line-bytes", "2000"], "", on_call);
+    let text = "x".repeat(10_000);
+    let calls = json!({"calls": {
+        "1": [{"raw": format!(r#"{{"jsonrpc": "2.0", "id": {{id}}, "result": {{"content": [{{"type": "text", "text": "{text}"}}]}}}}"#)}],
+        "2": [{"raw": format!(r#"{{"jsonrpc": "2.0", "result": {{"content": [{{"type": "text", "text": "{text}"}}]}}, "id": {{id}}}}"#)}],
+    }});
+    let mut bridge = start_scripted(&["--max-line-bytes", "2000"], calls);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     for id in [20, 21] {
@@ -263,9 +202,12 @@ if calls == 2:
 
 #[tokio::test]
 async fn a_response_to_an_unknown_id_is_dropped_with_a_warning_and_the_call_is_answered_once() {
-    let on_call = r#"send({"jsonrpc": "2.0", "id": 777, "result": {"content": []}})
-send({"jsonrpc": "2.0", "id": "x", "result": {}})"#;
-    let mut bridge = start_scripted(&[], "", on_call);
+    let calls = json!({"calls": {"1": [
+        {"send": {"jsonrpc": "2.0", "id": 777, "result": {"content": []}}},
+        {"send": {"jsonrpc": "2.0", "id": "x", "result": {}}},
+        "ok",
+    ]}});
+    let mut bridge = start_scripted(&[], calls);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge.send(&echo(30)).await.unwrap();
@@ -289,7 +231,7 @@ send({"jsonrpc": "2.0", "id": "x", "result": {}})"#;
 
 #[tokio::test]
 async fn an_upstream_killed_by_a_signal_during_a_call_fails_it_and_the_bridge_exits_one() {
-    let mut bridge = start_scripted(&[], "", "os.kill(os.getpid(), signal.SIGKILL)");
+    let mut bridge = start_scripted(&[], json!({"calls": {"1": ["kill_self"]}}));
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge.send(&echo(40)).await.unwrap();
@@ -306,13 +248,25 @@ async fn an_upstream_killed_by_a_signal_during_a_call_fails_it_and_the_bridge_ex
 }
 
 /// A grandchild that sleeps in the upstream's process group and holds stderr.
-const GRANDCHILD: &str = r#"child = subprocess.Popen(["python3", "-c", "import time; time.sleep(300)"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)"#;
+fn grandchild() -> Value {
+    json!({"spawn": {"pid_line": false, "start": [{"sleep_ms": 300_000}]}})
+}
+
 /// The same, but it ignores the termination signal.
-const STUBBORN_GRANDCHILD: &str = r#"child = subprocess.Popen(["python3", "-c", "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); sys.stderr.write('grandchild ready\\n'); sys.stderr.flush(); time.sleep(300)"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)"#;
+fn stubborn_grandchild() -> Value {
+    json!({"spawn": {"pid_line": false, "start": [
+        "ignore_term",
+        {"stderr": "grandchild ready"},
+        {"sleep_ms": 300_000},
+    ]}})
+}
 
 #[tokio::test]
 async fn a_crash_leaves_no_grandchild_of_the_upstream_behind() {
-    let mut bridge = start_scripted(&[], GRANDCHILD, "os._exit(3)");
+    let mut bridge = start_scripted(
+        &[],
+        json!({"start": [grandchild()], "calls": {"1": [{"exit": 3}]}}),
+    );
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge.send(&echo(50)).await.unwrap();
@@ -322,7 +276,7 @@ async fn a_crash_leaves_no_grandchild_of_the_upstream_behind() {
 
 #[tokio::test]
 async fn a_grandchild_that_ignores_the_termination_signal_is_killed_at_the_end_of_stdin() {
-    let mut bridge = start_scripted(&[], STUBBORN_GRANDCHILD, "");
+    let mut bridge = start_scripted(&[], json!({"start": [stubborn_grandchild()]}));
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge
@@ -339,11 +293,9 @@ async fn a_grandchild_that_ignores_the_termination_signal_is_killed_at_the_end_o
 
 #[tokio::test]
 async fn an_upstream_that_ignores_the_end_of_input_and_the_termination_signal_is_killed() {
-    let prelude = "signal.signal(signal.SIGTERM, signal.SIG_IGN)";
     // After the end of its input, the upstream sleeps instead of exiting.
-    let mut command = scripted(prelude, "");
-    command[2].push_str("time.sleep(300)\n");
-    let mut bridge = start(&[], &command, &[]);
+    let script = json!({"start": ["ignore_term"], "at_end": [{"sleep_ms": 300_000}]});
+    let mut bridge = start_scripted(&[], script);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge.close_stdin().await;
@@ -364,11 +316,8 @@ async fn an_upstream_that_ignores_the_end_of_input_and_the_termination_signal_is
 
 #[tokio::test]
 async fn an_upstream_that_stops_reading_its_stdin_does_not_block_the_bridge() {
-    // After discover, the upstream never reads again.
-    let on_call = "";
-    let mut command = scripted("", on_call);
-    command[2] = command[2].replace("    calls += 1\n", "    time.sleep(300)\n    calls += 1\n");
-    let mut bridge = start(&[], &command, &[]);
+    // After discover and the line of the first call, the upstream never reads again.
+    let mut bridge = start_scripted(&[], json!({"calls": {"1": [{"sleep_ms": 300_000}]}}));
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     // 4 MiB for a pipe that holds 64 KiB: the writer of the bridge blocks.

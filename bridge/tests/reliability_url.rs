@@ -13,13 +13,12 @@
 //! No assertion on speed: the machine is shared.
 
 use crate::https_fixture;
-use crate::memory;
 use crate::pipes;
 use crate::tiny_http;
 
+use harness_sim::proc_mem;
 use harness_sim::process::StdioPeer;
 use https_fixture::{HttpsFixture, bridge, bridge_to};
-use memory::{rss_kib, status_kib};
 use pipes::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -221,13 +220,13 @@ async fn ten_thousand_calls_at_64_in_flight_over_https_are_answered_once_and_mem
     let pid = bridge.pid().expect("the bridge has a pid");
     run_load(&mut bridge, 0..1_000).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let at_1000 = rss_kib(pid);
+    let at_1000 = proc_mem::read(pid).unwrap_or_default().rss / 1024;
     run_load(&mut bridge, 1_000..10_000).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let at_10000 = rss_kib(pid);
+    let at_10000 = proc_mem::read(pid).unwrap_or_default().rss / 1024;
     eprintln!(
         "URL load: VmRSS of the bridge {at_1000} KiB after 1,000 calls, {at_10000} KiB after 10,000, peak {} KiB",
-        status_kib(pid, "VmHWM:")
+        proc_mem::read(pid).unwrap_or_default().peak / 1024
     );
     assert!(at_1000 > 0 && at_10000 > 0, "no VmRSS");
     assert!(

@@ -224,12 +224,14 @@ async fn m6_a_second_request_of_the_start_url_stops_the_sign_in_with_sign_in_sta
     let fixture = HttpsFixture::start(&["--auth"], &[]).await;
     let dir = tempfile::tempdir().unwrap();
     let pages = dir.path().join("pages");
-    // Two plain GETs of the start URL, without following the redirect.
+    // Two plain GETs of the start URL, without following the redirect: the
+    // fixture's test browser writes `<status> <body>` of each.
     let browser = script(
         dir.path(),
         "browser",
         &format!(
-            "python3 - \"$1\" >> '{}' 2>&1 <<'PY'\nimport sys, urllib.request, urllib.error\nclass NoRedirect(urllib.request.HTTPRedirectHandler):\n    def redirect_request(self, *a, **k): return None\nopener = urllib.request.build_opener(NoRedirect)\nfor _ in range(2):\n    try:\n        r = opener.open(sys.argv[1]); print(r.status, r.read().decode())\n    except urllib.error.HTTPError as e:\n        print(e.code, e.read().decode())\nPY",
+            "for _ in 1 2; do '{}' --browse \"$1\" --no-follow >> '{}' 2>&1; done",
+            fixture_exe(),
             pages.display()
         ),
     );

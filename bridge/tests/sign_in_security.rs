@@ -16,7 +16,10 @@ use crate::https_fixture;
 use crate::pipes;
 
 use harness_sim::process::StdioPeer;
-use https_fixture::{HttpsFixture, bridge, bridge_to, fixture_switch, free_port, test_browser};
+use https_fixture::{
+    HttpsFixture, bridge, bridge_to, fixture_client, fixture_endpoint, fixture_switch, free_port,
+    test_browser,
+};
 use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
@@ -48,21 +51,13 @@ fn debug_bridge(fixture: &HttpsFixture, dir: &Path, args: &[&str]) -> (StdioPeer
 
 /// `GET /fixture/secrets` of the fixture.
 async fn fixture_secrets(fixture: &HttpsFixture) -> Value {
-    let origin = fixture.url.trim_end_matches("/mcp");
-    let output = tokio::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sys, ssl, urllib.request\n\
-             ctx = ssl.create_default_context(cafile=sys.argv[2])\n\
-             sys.stdout.write(urllib.request.urlopen(sys.argv[1], context=ctx).read().decode())",
-            &format!("{origin}/fixture/secrets"),
-            &fixture.ca_file,
-        ])
-        .output()
+    let response = fixture_client(fixture)
+        .get(fixture_endpoint(fixture, "/fixture/secrets"))
+        .send()
         .await
-        .unwrap();
-    assert!(output.status.success(), "GET /fixture/secrets");
-    serde_json::from_slice(&output.stdout).unwrap()
+        .expect("GET /fixture/secrets");
+    assert!(response.status().is_success(), "GET /fixture/secrets");
+    serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
 }
 
 fn strings(secrets: &Value, list: &str) -> Vec<String> {

@@ -6,7 +6,6 @@
 //! executable links the bridge and its dependencies once, which is most of the
 //! build time of the tests.
 
-mod memory;
 mod pipes;
 
 mod interop;

@@ -7,7 +7,6 @@
 //! build time of the tests.
 
 mod https_fixture;
-mod memory;
 mod pipes;
 mod recording_proxy;
 mod scripted_oauth;

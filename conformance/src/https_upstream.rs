@@ -30,6 +30,7 @@
 //! (`--tls-name`): a name that is not loopback by its spelling, which only the
 //! runner's proxy (or /etc/hosts) resolves to this machine.
 
+use harness_sim::url_fixture;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -69,37 +70,25 @@ impl HttpsUpstream {
         url_host: Option<&str>,
     ) -> Result<Self, String> {
         let names = url_host.map(|host| ["--tls-name", host]);
-        let mut child = Command::new(fixture)
+        let mut command = Command::new(fixture);
+        command
             .arg("--https")
             .arg("--print-exchanges")
             .args(names.iter().flatten())
             .args(args)
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot start the fixture over HTTPS: {e}"))?;
-        let stdout = child.stdout.take().ok_or("the fixture has no stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let mut next = async || {
-            tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .flatten()
-                .ok_or_else(|| "the fixture did not announce its URL".to_owned())
-        };
-        let mut url = next().await?;
+            .stderr(Stdio::piped());
+        let announced = url_fixture::start(command, Duration::from_secs(20))
+            .await
+            .map_err(|e| format!("the fixture over HTTPS: {e}"))?;
+        let (mut child, mut lines) = (announced.child, announced.stdout);
+        let mut url = announced.url;
         if let Some(host) = url_host {
             url = url.replacen("127.0.0.1", host, 1);
         }
-        let ca_file = next()
-            .await?
-            .strip_prefix("ca-file: ")
-            .ok_or("the second line of the fixture names no CA file")?
-            .to_owned();
+        let ca_file = announced
+            .ca_file
+            .ok_or("the fixture over HTTPS names no CA file")?;
         let (exchange, exchanges) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
@@ -234,25 +223,27 @@ fn write_browsers(
         fixture.display()
     );
     let guard = format!("printf '%s' \"$1\" | grep -Eq '{START_URL}' || exit 1");
-    // Two GETs of the start URL, no redirect followed: the second stops the sign-in.
-    let get = "python3 -c 'import sys, urllib.request, urllib.error\n\
-class NoRedirect(urllib.request.HTTPRedirectHandler):\n    def redirect_request(self, *a, **k): return None\n\
-opener = urllib.request.build_opener(NoRedirect)\n\
-for url in sys.argv[1:]:\n    try: opener.open(url)\n    except urllib.error.HTTPError as e: print(e.code)\n'";
+    // One GET, no redirect followed (the fixture's test browser writes `<status>
+    // <body>`): a second one of the start URL stops the sign-in.
+    let get = format!("'{}' --no-follow --browse", fixture.display());
+    let is_404 = |url: &str| {
+        format!("case \"$({get} \"{url}\" 2>/dev/null)\" in \"404 \"*) ;; *) exit 1 ;; esac")
+    };
     let scripts = [
         ("browser", format!("{guard}\nexec {browse}")),
         (
             "browser-twice",
-            format!("{guard}\n{get} \"$1\" \"$1\" >/dev/null 2>&1"),
+            format!("{guard}\n{get} \"$1\" >/dev/null 2>&1\n{get} \"$1\" >/dev/null 2>&1"),
         ),
         (
             "browser-again",
-            format!("{guard}\n{browse} || exit 1\n[ \"$({get} \"$1\")\" = 404 ] || exit 1"),
+            format!("{guard}\n{browse} || exit 1\n{}", is_404("$1")),
         ),
         (
             "browser-wrong-token",
             format!(
-                "{guard}\ncase \"$1\" in *x) wrong=\"${{1%?}}y\" ;; *) wrong=\"${{1%?}}x\" ;; esac\n[ \"$({get} \"$wrong\")\" = 404 ] || exit 1\nexec {browse}"
+                "{guard}\ncase \"$1\" in *x) wrong=\"${{1%?}}y\" ;; *) wrong=\"${{1%?}}x\" ;; esac\n{}\nexec {browse}",
+                is_404("$wrong")
             ),
         ),
     ];

@@ -27,7 +27,6 @@
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
 //! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
-//! - [`process_group`]: whether the upstream's process group is gone.
 #![forbid(unsafe_code)]
 
 pub mod bins;
@@ -42,7 +41,6 @@ pub mod matchers;
 pub mod matrix;
 pub mod outcome;
 pub mod paths;
-pub mod process_group;
 pub mod proxy;
 pub mod relay;
 pub mod replay;

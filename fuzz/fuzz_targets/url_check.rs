@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_bridge_vscode::internals::rules::input::url_is_safe;
+use mcp_bridge_vscode::internals::net::url::url_is_safe;
 
 fuzz_target!(|text: &str| {
     for candidate in [

@@ -414,18 +414,8 @@ impl StdioPeer {
     /// whether the child exited.
     pub fn group_gone(&mut self) -> bool {
         #[cfg(unix)]
-        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
-            if !self.has_exited() {
-                return false;
-            }
-            // Signal 0 only checks. A reaped child with no other member gives ESRCH.
-            let none_left = matches!(
-                nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None),
-                Err(nix::errno::Errno::ESRCH)
-            );
-            // Killed members stay zombies until an init that reaps slowly gets
-            // to them; they count as gone.
-            return none_left || live_group_members(pid) == Some(0);
+        if let Some(pid) = self.pid {
+            return self.has_exited() && crate::process_group::is_gone(pid);
         }
         self.has_exited()
     }
@@ -512,38 +502,6 @@ fn recorded_at(started: Instant) -> String {
         .unwrap_or_default();
     let then = now.saturating_sub(ago);
     crate::record::rfc3339_utc(then.as_secs(), then.subsec_millis())
-}
-
-/// The number of processes of group `pgid` that are not zombies, from
-/// `/proc` (Linux); `None` where `/proc` cannot tell.
-#[cfg(target_os = "linux")]
-fn live_group_members(pgid: i32) -> Option<usize> {
-    let mut count = 0;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
-            && fields.first() != Some(&"Z")
-        {
-            count += 1;
-        }
-    }
-    Some(count)
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-fn live_group_members(_pgid: i32) -> Option<usize> {
-    None
 }
 
 #[derive(Clone, Copy)]

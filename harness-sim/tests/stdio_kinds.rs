@@ -14,18 +14,10 @@ use tokio::time::Duration;
 const LIMIT: Duration = Duration::from_secs(10);
 
 /// A server that prints what its fds 0, 1 and 2 are (`sock`, `fifo` or `other`)
-/// and whether they are three different files, then exits.
+/// and whether they are three different files, then exits (`harness-sim
+/// stdio-probe`).
 fn probe() -> Vec<String> {
-    let script = r#"
-import os, stat
-kinds, files = [], set()
-for fd in (0, 1, 2):
-    st = os.fstat(fd)
-    kinds.append("sock" if stat.S_ISSOCK(st.st_mode) else "fifo" if stat.S_ISFIFO(st.st_mode) else "other")
-    files.add((st.st_dev, st.st_ino))
-print(" ".join(kinds), "distinct" if len(files) == 3 else "shared", flush=True)
-"#;
-    vec!["python3".into(), "-c".into(), script.into()]
+    vec![common::harness_sim(), "stdio-probe".into()]
 }
 
 fn spawn(command: &[String], stdio: StdioKind) -> StdioPeer {
@@ -150,38 +142,6 @@ except OSError as error:
     assert_eq!(status.code(), Some(0), "{:?}", peer.stderr_lines());
 }
 
-/// `harness-sim relay` (the floor of `bench --floor`) reads and writes its own
-/// stdin and stdout with blocking calls: over socket pairs it passes the lines
-/// through, stops at the end of its stdin, and gives the server pipes, as the
-/// bridge gives its upstream.
-#[tokio::test]
-async fn the_relay_serves_over_socket_pairs_and_gives_its_server_pipes() {
-    let mut command = vec![common::harness_sim(), "relay".into(), "--".into()];
-    command.extend(probe());
-    let mut probed = StdioPeer::spawn(&command).unwrap();
-    // The relay passes its own stderr on: a socket.
-    assert_eq!(first_line(&mut probed).await, "fifo fifo sock distinct");
-    let (status, _) = probed.wait_exit(LIMIT).await.unwrap();
-    assert_eq!(status.code(), Some(0));
-
-    // The same with `--whole-lines`, which holds each line until its newline.
-    for options in [&[][..], &["--whole-lines"]] {
-        let mut relay = vec![common::harness_sim(), "relay".into()];
-        relay.extend(options.iter().map(|option| option.to_string()));
-        relay.extend(["--".into(), "cat".into()]);
-        let mut peer = StdioPeer::spawn(&relay).unwrap();
-        peer.send_raw(b"{\"id\"").await.unwrap();
-        peer.send_raw(b":1}\nnot json\n").await.unwrap();
-        let frame = peer.recv(LIMIT).await.unwrap();
-        assert_eq!(frame.frame, serde_json::json!({"id": 1}), "{options:?}");
-        assert_eq!(first_line(&mut peer).await, "not json", "{options:?}");
-        peer.close_stdin().await;
-        let (status, after_the_end) = peer.wait_exit(LIMIT).await.expect("the relay stops");
-        assert_eq!(status.code(), Some(0), "{options:?}");
-        assert!(after_the_end < Duration::from_secs(2), "{after_the_end:?}");
-    }
-}
-
 async fn tapped_probe(stdio: Option<&str>) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tap.jsonl");
@@ -211,20 +171,23 @@ async fn the_tap_gives_the_server_socket_pairs_by_default_and_pipes_on_request()
 
 #[tokio::test]
 async fn the_run_of_a_profile_takes_the_stdio_option() {
-    // The probe is no MCP server: the session fails, but the probe has told on
-    // stderr, which the JSON report does not hold; so it tells in a file.
+    // The probe is no MCP server: the session fails, but the probe has told what
+    // its stdin is, which the JSON report does not hold; so it tells in a file.
     let dir = tempfile::tempdir().unwrap();
     let told = dir.path().join("probe.txt");
-    let script = format!(
-        "python3 -c 'import os, stat; open(\"{}\", \"w\").write(\"sock\" if stat.S_ISSOCK(os.fstat(0).st_mode) else \"fifo\" if stat.S_ISFIFO(os.fstat(0).st_mode) else \"other\")'",
-        told.display()
-    );
+    let told_path = told.display().to_string();
     for (args, expected) in [(&[][..], "sock"), (&["--stdio", "pipe"][..], "fifo")] {
         let mut command = tokio::process::Command::new(common::harness_sim());
         command
             .args(["local-1.141", "--timeout", "2", "--json"])
             .args(args)
-            .args(["--", "sh", "-c", &script])
+            .args([
+                "--",
+                &common::harness_sim(),
+                "stdio-probe",
+                "--write",
+                &told_path,
+            ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         let status = tokio::time::timeout(LIMIT, command.status())
@@ -232,11 +195,8 @@ async fn the_run_of_a_profile_takes_the_stdio_option() {
             .unwrap()
             .unwrap();
         assert_eq!(status.code(), Some(1), "{args:?}: the session failed");
-        assert_eq!(
-            std::fs::read_to_string(&told).unwrap(),
-            expected,
-            "{args:?}"
-        );
+        let line = std::fs::read_to_string(&told).unwrap();
+        assert_eq!(line.split(' ').next(), Some(expected), "{args:?}: {line}");
     }
     let bad = tokio::process::Command::new(common::harness_sim())
         .args(["local-1.141", "--stdio", "fifo", "--", "true"])

@@ -183,7 +183,7 @@ fn check_text(text: &str) -> Result<(), UnsafeUrl> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err(UnsafeUrl::UserInformation);
     }
-    if !sign_in_url::is_https_or_loopback_http(&url) {
+    if !crate::net::url::is_https_or_loopback_http(&url) {
         return Err(UnsafeUrl::Scheme);
     }
     Ok(())

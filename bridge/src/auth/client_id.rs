@@ -303,7 +303,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let http = crate::upstream::http::client_for_tests();
+        let http = crate::net::client_for_tests();
         runtime.block_on(resolve(
             &http,
             server,

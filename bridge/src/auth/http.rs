@@ -3,7 +3,7 @@
 //! client of the URL form (its proxy, its CA certificates, no redirects) and
 //! read at most [`MAX_DOCUMENT_BYTES`].
 
-use super::super::upstream::http::describe;
+use crate::net::describe;
 use reqwest::header::{ACCEPT, CACHE_CONTROL, HeaderValue};
 use serde::de::DeserializeOwned;
 use std::time::Duration;

@@ -2,8 +2,14 @@
 //! server of an upstream server that answers 401 or 403, and the stores that keep
 //! its tokens.
 //!
+//! A leaf of the HTTP link: it is handed its HTTP client (`net/`) and VS Code's side
+//! ([`prompt::UserSide`]), and reports through its own types; it imports nothing of
+//! the link, the session or the rules.
+//!
 //! # Layout
 //!
+//! - [`environment`]: what the sign-in takes from the environment of the process;
+//! - [`prompt`]: what it needs of VS Code's side, and tells it;
 //! - [`sign_in`]: the tokens of one link, and what a 401 or a 403 starts: a
 //!   refresh, else a sign-in in the browser or through VS Code, one at a time;
 //! - [`challenge`]: the `WWW-Authenticate` of a refusal;
@@ -19,7 +25,7 @@
 //! - [`tokens`]: the token endpoint (a code, a refresh);
 //! - [`sign_in_url`]: the one rule for every URL of the sign-in;
 //! - [`secret_string`]: a secret text, zeroized when it drops;
-//! - [`http`]: the requests of the sign-in, on the client of the URL form;
+//! - [`http`]: the requests of the sign-in, on the client it is handed;
 //! - [`errors`]: why a sign-in failed, mapped to its cause and line;
 //! - [`store`]: where the tokens live between two starts, behind
 //!   [`store::TokenStore`].
@@ -30,9 +36,11 @@ pub mod browser;
 pub mod challenge;
 pub mod client_id;
 pub mod discovery;
+pub mod environment;
 pub mod errors;
 pub mod http;
 pub mod pkce;
+pub mod prompt;
 pub mod receiver;
 pub mod secret_string;
 pub mod sign_in;

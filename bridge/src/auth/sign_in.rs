@@ -14,18 +14,18 @@ use super::client_id::{self, Client, ClientOptions, Registered};
 use super::discovery::{self, AuthorizationServer, ProtectedResource};
 use super::errors::SignInError;
 use super::pkce::{AuthorizationSecrets, Secret};
+use super::prompt::{Prompt, UserSide};
 use super::receiver::{self, Gate, Lingering, Receiver, Redirect, StartUrl};
 use super::secret_string::SecretString;
 use super::sign_in_url::{self, Role};
 use super::store::{EntryKey, StoredSignIn, TokenStore};
 use super::tokens::{self, Refreshed, TokenResponse};
 use crate::log::{BRIDGE, SIGN_IN};
-use crate::upstream::{ClientQuestion, ClientState, UpstreamEvent};
 use crate::wire::frame::Outcome;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use url::Url;
 
@@ -34,8 +34,6 @@ use url::Url;
 const EXPIRY_MARGIN: Duration = Duration::from_secs(60);
 /// After a declined URL elicitation, no new question for this long.
 const DECLINE_PAUSE: Duration = Duration::from_secs(60);
-/// The message of the URL elicitation of a sign-in.
-pub const ELICITATION_MESSAGE: &str = "The upstream server needs a new sign-in. Open the URL and sign in at the authorization server.";
 
 /// What a sign-in needs to know besides its store.
 #[derive(Debug, Clone)]
@@ -66,13 +64,6 @@ pub struct Refusal {
     pub challenge: Challenge,
     /// The generation of the token that the request carried, if any.
     pub used: Option<u64>,
-}
-
-/// VS Code's side, as the link sees it during a sign-in.
-#[derive(Debug, Clone)]
-pub struct ClientSide {
-    pub state: watch::Receiver<ClientState>,
-    pub events: mpsc::Sender<UpstreamEvent>,
 }
 
 /// The tokens and the sign-ins of one link.
@@ -161,7 +152,7 @@ impl Authorizer {
     pub async fn on_refused(
         &self,
         refusal: Refusal,
-        client: &ClientSide,
+        client: &dyn UserSide,
     ) -> Result<(), SignInError> {
         let _one_at_a_time = self.flight.lock().await;
         let (generation, has_refresh) = {
@@ -273,9 +264,9 @@ impl Authorizer {
         &self,
         challenge: &Challenge,
         step_up: bool,
-        client_side: &ClientSide,
+        client_side: &dyn UserSide,
     ) -> Result<(), SignInError> {
-        let state = *client_side.state.borrow();
+        let state = client_side.view();
         if self.settings.sandbox {
             if state.initialized {
                 tracing::warn!(target: BRIDGE, "The bridge runs in the sandbox of VS Code, thus it cannot sign in: the sandbox blocks the browser and the redirect port. Disable the sandbox for this server.");
@@ -413,17 +404,11 @@ impl Authorizer {
         self.keep(&server, &resource.resource, &client, tokens, None)
             .await;
         if let Some(elicitation_id) = asked.elicitation_id {
-            let mut params = Map::new();
-            params.insert("elicitationId".into(), elicitation_id.into());
-            let _ = client_side
-                .events
-                .send(UpstreamEvent::NotifyClient {
-                    method: "notifications/elicitation/complete",
-                    params,
-                })
+            client_side
+                .prompt(Prompt::Completed { elicitation_id })
                 .await;
         }
-        let _ = client_side.events.send(UpstreamEvent::SignedIn).await;
+        client_side.prompt(Prompt::SignedIn).await;
         Ok(())
     }
 
@@ -495,23 +480,15 @@ impl Authorizer {
 
     /// After `notifications/initialized`: a URL elicitation with the
     /// authorization URL (O1, M4).
-    async fn ask_client(&self, url: &str, client_side: &ClientSide) -> Asked {
+    async fn ask_client(&self, url: &str, client_side: &dyn UserSide) -> Asked {
         let elicitation_id = uuid::Uuid::new_v4().to_string();
         let (answer, answered) = oneshot::channel();
-        let params = json!({
-            "mode": "url",
-            "elicitationId": elicitation_id,
-            "url": url,
-            "message": ELICITATION_MESSAGE,
-        });
-        let question = ClientQuestion {
-            method: "elicitation/create".into(),
-            params: params.as_object().cloned().unwrap_or_default(),
-            answer,
-        };
-        let _ = client_side
-            .events
-            .send(UpstreamEvent::AskClient(question))
+        client_side
+            .prompt(Prompt::OpenUrl {
+                elicitation_id: elicitation_id.clone(),
+                url: url.to_owned(),
+                answer,
+            })
             .await;
         Asked {
             elicitation_id: Some(elicitation_id),
@@ -599,16 +576,13 @@ impl Asked {
     /// limit) withdraws the question, so that VS Code closes its dialog. The
     /// answer's channel is closed by now (the `select!` dropped [`Self::refusal`]);
     /// after an answer the session holds no entry, and nothing is cancelled.
-    async fn withdraw(self, error: &SignInError, client_side: &ClientSide) {
+    async fn withdraw(self, error: &SignInError, client_side: &dyn UserSide) {
         if self.elicitation_id.is_none() || matches!(error, SignInError::Canceled) {
             return;
         }
         drop(self.answer);
         let reason = error.to_string();
-        let _ = client_side
-            .events
-            .send(UpstreamEvent::QuestionsWithdrawn { reason })
-            .await;
+        client_side.prompt(Prompt::Withdraw { reason }).await;
     }
 }
 
@@ -658,6 +632,97 @@ fn valid_beyond_margin(expires_at: Option<u64>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::prompt::ClientView;
+    use crate::auth::store::{ClientOption, MemoryStore};
+
+    /// VS Code's side of a test: a fixed view, and every prompt kept.
+    #[derive(Default)]
+    struct RecordingSide {
+        view: ClientView,
+        prompts: Mutex<Vec<String>>,
+    }
+
+    #[async_trait::async_trait]
+    impl UserSide for RecordingSide {
+        fn view(&self) -> ClientView {
+            self.view
+        }
+
+        async fn prompt(&self, prompt: Prompt) {
+            self.prompts.lock().unwrap().push(format!("{prompt:?}"));
+        }
+    }
+
+    /// An authorizer for an upstream that nothing serves: a sign-in that asks the
+    /// network at all fails on it, not on the check under test.
+    fn authorizer(sandbox: bool) -> Authorizer {
+        let server_url = Url::parse("https://127.0.0.1:9/mcp").unwrap();
+        let settings = SignInSettings {
+            server_url: server_url.clone(),
+            redirect_port: 1,
+            sign_in_timeout: Duration::from_secs(5),
+            no_browser: true,
+            sandbox,
+            client: ClientOptions::default(),
+            opener: Opener::of_environment(None, Vec::new()),
+            lingering: Lingering::default(),
+        };
+        let key = EntryKey::new(
+            server_url.as_str(),
+            "default",
+            "http://127.0.0.1:1/callback",
+            ClientOption::Default,
+        );
+        Authorizer::new(
+            settings,
+            crate::net::client_for_tests(),
+            Arc::new(MemoryStore::default()),
+            key,
+        )
+    }
+
+    fn refusal() -> Refusal {
+        Refusal {
+            challenge: Challenge::default(),
+            used: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn without_url_elicitation_a_later_sign_in_fails_at_once_and_asks_nobody() {
+        let side = RecordingSide {
+            view: ClientView {
+                initialized: true,
+                url_elicitation: false,
+            },
+            ..RecordingSide::default()
+        };
+        let error = authorizer(false)
+            .on_refused(refusal(), &side)
+            .await
+            .unwrap_err();
+        assert_eq!(error, SignInError::NoUrlElicitation);
+        assert!(side.prompts.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn in_the_sandbox_a_sign_in_fails_at_once_before_and_after_initialized() {
+        for initialized in [false, true] {
+            let side = RecordingSide {
+                view: ClientView {
+                    initialized,
+                    url_elicitation: true,
+                },
+                ..RecordingSide::default()
+            };
+            let error = authorizer(true)
+                .on_refused(refusal(), &side)
+                .await
+                .unwrap_err();
+            assert_eq!(error, SignInError::Sandbox);
+            assert!(side.prompts.lock().unwrap().is_empty());
+        }
+    }
 
     #[test]
     fn a_step_up_asks_for_the_scopes_before_and_the_new_ones() {

@@ -19,6 +19,7 @@
 //! It depends on nothing of the link: a URL in, the URL of the upstream server for
 //! the context, the parsed URL or the reason out.
 
+use crate::net::url::{has_ambiguous_characters, is_https_or_loopback_http, is_loopback};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use url::{Host, Url};
@@ -70,7 +71,7 @@ pub enum RefusedUrl {
 /// Checks `text`, a URL of the sign-in in the `role`, for the upstream server at
 /// `upstream`; the parsed URL.
 pub fn check(text: &str, role: Role, upstream: &Url) -> Result<Url, RefusedUrl> {
-    if text.contains('\\') || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if has_ambiguous_characters(text) {
         return Err(RefusedUrl::NotUrl(role));
     }
     let url = Url::parse(text).map_err(|_| RefusedUrl::NotUrl(role))?;
@@ -88,32 +89,6 @@ pub fn check(text: &str, role: Role, upstream: &Url) -> Result<Url, RefusedUrl> 
         return Err(RefusedUrl::LoopbackHost(role, origin));
     }
     Ok(url)
-}
-
-/// https to any host, or http to a loopback host.
-pub fn is_https_or_loopback_http(url: &Url) -> bool {
-    match url.scheme() {
-        "https" => url.host().is_some(),
-        "http" => is_loopback(url),
-        _ => false,
-    }
-}
-
-/// `localhost`, a name that ends in `.localhost`, 127.0.0.0/8 or `[::1]` (also as
-/// an IPv4-mapped address).
-pub fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(Host::Domain(domain)) => {
-            let domain = domain.to_ascii_lowercase();
-            let domain = domain.trim_end_matches('.');
-            domain == "localhost" || domain.ends_with(".localhost")
-        }
-        Some(Host::Ipv4(address)) => address.is_loopback(),
-        Some(Host::Ipv6(address)) => {
-            address.is_loopback() || address.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        None => false,
-    }
 }
 
 /// A loopback host, or an unspecified address (`0.0.0.0`, `[::]`), which a

@@ -390,7 +390,7 @@ fn logout_url(args: &LogoutArgs, url: &Url, stores: &[Visited]) -> bool {
 /// fetched with the proxy of the environment and the CA certificates of
 /// `--ca-file`; `None` (with a debug line) when there is none to read.
 fn metadata_resource(args: &LogoutArgs, url: &Url) -> Option<String> {
-    use crate::upstream::http::{ProxyEnvironment, build_client};
+    use crate::net::{ProxyEnvironment, build_client};
     let client = build_client(&args.extra_roots, &ProxyEnvironment::of_process()).ok()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

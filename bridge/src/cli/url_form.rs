@@ -4,10 +4,10 @@
 //! or a variable, never a value.
 
 use crate::config::{StaticHeader, TokenStoreChoice};
+use crate::net::url::is_loopback_host;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
-use std::net::IpAddr;
-use url::{Host, Url};
+use url::Url;
 
 /// The URL of the upstream: https, or http to a loopback host; no user
 /// information and no fragment. No option permits anything else.
@@ -25,21 +25,9 @@ pub fn check_url(text: &str) -> Result<Url, String> {
     }
     match url.scheme() {
         "https" if url.host().is_some() => Ok(url),
-        "http" if url.host().as_ref().is_some_and(is_loopback) => Ok(url),
+        "http" if url.host().as_ref().is_some_and(is_loopback_host) => Ok(url),
         "http" => Err("the URL of the upstream server uses http to a host that is not a loopback host: use https".into()),
         _ => Err("the URL of the upstream server does not use https".into()),
-    }
-}
-
-/// localhost, a name that ends in .localhost, 127.0.0.0/8 or [::1].
-pub fn is_loopback(host: &Host<&str>) -> bool {
-    match host {
-        Host::Domain(name) => {
-            let name = name.to_ascii_lowercase();
-            name == "localhost" || name.ends_with(".localhost")
-        }
-        Host::Ipv4(address) => IpAddr::V4(*address).is_loopback(),
-        Host::Ipv6(address) => address.is_loopback(),
     }
 }
 
@@ -178,7 +166,7 @@ pub fn https_url(text: &str, option: &str, needs_path: bool) -> Result<Url, Stri
     let error = || format!("the value of the option {option} is not valid: use an https URL");
     let url = Url::parse(text).map_err(|_| error())?;
     let path_ok = !needs_path || url.path().len() > 1;
-    let loopback_http = url.scheme() == "http" && url.host().as_ref().is_some_and(is_loopback);
+    let loopback_http = url.scheme() == "http" && url.host().as_ref().is_some_and(is_loopback_host);
     if (url.scheme() == "https" || loopback_http)
         && url.host().is_some()
         && path_ok

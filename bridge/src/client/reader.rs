@@ -1,11 +1,13 @@
 //! The reading end toward VS Code: a task that reads stdin into events, one per
 //! line, each read once.
 
+use crate::cause::Cause;
 use crate::log::BRIDGE;
 use crate::rules::FORWARDED_METHODS;
-use crate::wire::codec::{self, Line, LineReader, ParseFailure};
-use crate::wire::error::Cause;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};
+use crate::wire::frame::{MAX_DEPTH, ParseFailure};
+use crate::wire::id::{recover_id, recover_id_of_line};
+use crate::wire::line_reader::{Line, LineReader};
 use crate::wire::raw::{self, ClientLine};
 use crate::wire::shallow::ShallowObject;
 use crate::wire::text::SharedLine;
@@ -136,7 +138,7 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
             }
         }
         Line::TooLong { length, head, tail } => {
-            let id = codec::recover_id(&head, &tail);
+            let id = recover_id(&head, &tail);
             Some(ClientEvent::Unusable {
                 recovered_id: id.clone(),
                 id,
@@ -151,7 +153,7 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
 
 /// The error event of a whole line that is not JSON or too deep.
 fn parse_failure(line: &[u8], failure: ParseFailure) -> ClientEvent {
-    let recovered_id = codec::recover_id_of_line(line);
+    let recovered_id = recover_id_of_line(line);
     match failure {
         // JSON-RPC answers a parse error with a null id.
         ParseFailure::NotJson => ClientEvent::Unusable {
@@ -164,7 +166,7 @@ fn parse_failure(line: &[u8], failure: ParseFailure) -> ClientEvent {
             id: recovered_id.clone(),
             recovered_id,
             cause: Cause::TooDeep,
-            detail: Some(format!("the limit is {} levels", codec::MAX_DEPTH)),
+            detail: Some(format!("the limit is {} levels", MAX_DEPTH)),
         },
     }
 }

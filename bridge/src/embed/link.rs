@@ -25,8 +25,8 @@ use crate::upstream::{
     ConnectError, Connector, LinkContext, LinkEnd, Outgoing, UpstreamControl, UpstreamEvent,
     UpstreamLink, event_of_line,
 };
-use crate::wire::codec::Line;
 use crate::wire::frame::{Message, Outcome, Response};
+use crate::wire::line_reader::Line;
 use rmcp::ServerHandler;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleServer, serve_server_with_ct};

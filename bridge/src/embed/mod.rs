@@ -88,7 +88,8 @@ use crate::config::{
     Config, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_MAX_LINE_BYTES, Limits, UpstreamTarget,
 };
 use crate::log::LogLevel;
-use crate::serve::{Exit, Serve};
+use crate::serve::Serve;
+use crate::session::Exit;
 use first_line::First;
 use rmcp::ServerHandler;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};

@@ -11,8 +11,8 @@
 //! The machine does no I/O: each event returns the [`Action`]s for the session.
 
 use super::events::{notification, stream_notification};
+use crate::cause::{BridgeError, Cause};
 use crate::rules::capabilities::Declared;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value, json};
 use std::collections::VecDeque;

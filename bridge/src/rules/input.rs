@@ -7,6 +7,7 @@
 //! for the next round.
 
 use super::capabilities::InputKinds;
+use crate::net::url::url_is_safe;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 
@@ -328,31 +329,6 @@ fn uses_sampling_tools(params: &Object) -> bool {
             Value::Array(blocks) => blocks.iter().any(is_tool_block),
             block => is_tool_block(block),
         })
-}
-
-/// The URL rule (quirk table): VS Code opens URLs of any scheme, so the bridge
-/// sends it only https, or http to a loopback host, without a backslash and
-/// without user information. Whitespace and control characters are refused too.
-pub fn url_is_safe(text: &str) -> bool {
-    if text.contains('\\') || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return false;
-    }
-    let Ok(url) = url::Url::parse(text) else {
-        return false;
-    };
-    if !url.username().is_empty() || url.password().is_some() {
-        return false;
-    }
-    match (url.scheme(), url.host()) {
-        ("https", Some(_)) => true,
-        ("http", Some(url::Host::Domain(domain))) => {
-            let domain = domain.to_ascii_lowercase();
-            domain == "localhost" || domain.ends_with(".localhost")
-        }
-        ("http", Some(url::Host::Ipv4(address))) => address.is_loopback(),
-        ("http", Some(url::Host::Ipv6(address))) => address.is_loopback(),
-        _ => false,
-    }
 }
 
 /// VS Code's answer to one input, for the upstream's `inputResponses` (O1-O3).

@@ -56,6 +56,12 @@ impl Deadlines {
         self.queue.remove(&entry);
     }
 
+    /// Whether no moment waits (the tests' check that a closed request left none).
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
     /// The next request whose moment has come. Cancel-safe: the state is here.
     pub(crate) async fn next(&mut self) -> IdKey {
         poll_fn(|cx| self.poll_next(cx)).await

@@ -1,7 +1,8 @@
 //! Forwarded requests and what the upstream sends back (R3-R6, O4, O8-O11, C3).
 
 use super::Session;
-use super::table::{InFlight, Pending};
+use super::requests::{InFlight, Pending};
+use crate::cause::{BridgeError, Cause};
 use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::notify::listen::End;
 use crate::rules::errors;
@@ -9,7 +10,6 @@ use crate::rules::meta::PROGRESS_TOKEN_KEY;
 use crate::rules::progress::client_progress;
 use crate::rules::results::{ResultKind, check_result_shape, result_kind, shape_result};
 use crate::upstream::RequestFailure;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Outcome, Response};
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value, json};
@@ -20,9 +20,9 @@ pub(super) fn log_round(key: &IdKey, upstream_id: u64, request: &InFlight, outco
     tracing::debug!(
         target: BRIDGE,
         "upstream request {upstream_id} ({}, round {} of client request {key}): {outcome} after {} ms",
-        request.method,
-        request.round,
-        request.waiting_since.elapsed().as_millis()
+        request.method(),
+        request.round(),
+        request.waiting_since().elapsed().as_millis()
     );
 }
 
@@ -52,7 +52,7 @@ impl Session {
         let Response { id, outcome } = response;
         let pending = id
             .as_u64()
-            .and_then(|id| self.requests.upstream.remove(&id).map(|p| (id, p)));
+            .and_then(|id| self.requests.take_pending(id).map(|p| (id, p)));
         match pending {
             Some((_, Pending::Discover)) => self.on_discover(outcome).await,
             Some((upstream_id, Pending::Request(key))) => {
@@ -80,10 +80,10 @@ impl Session {
 
     /// The upstream answered one round of a request of VS Code.
     async fn on_round_done(&mut self, key: IdKey, upstream_id: u64, outcome: Outcome) {
-        let Some(request) = self.requests.client.get(&key) else {
+        let Some(request) = self.requests.get(&key) else {
             return;
         };
-        let method = request.method.clone();
+        let method = request.method().to_owned();
         let exchange = |outcome: &str| log_round(&key, upstream_id, request, outcome);
         let reply = match outcome {
             Outcome::Error(error) => {
@@ -92,7 +92,7 @@ impl Session {
                     "error {}",
                     code.map_or_else(|| "?".to_owned(), |c| c.to_string())
                 ));
-                if code == Some(-32602) && request.state_sent {
+                if code == Some(-32602) && request.state_sent() {
                     return self.state_refused(key, error).await;
                 }
                 match errors::client_error(error) {
@@ -152,16 +152,16 @@ impl Session {
     /// The upstream refused the `requestState` of a later round (it expired, or the
     /// upstream started again): the user runs the request again.
     async fn state_refused(&mut self, key: IdKey, error: Value) {
-        let Some(request) = self.requests.client.get(&key) else {
+        let Some(request) = self.requests.get(&key) else {
             return;
         };
         tracing::warn!(
             target: BRIDGE,
             "request {key} ({}): the upstream server refused the request state after an input wait of {}",
-            request.method,
-            format_duration(request.last_input_wait)
+            request.method(),
+            format_duration(request.last_input_wait())
         );
-        let reply = if request.method == "tools/call" {
+        let reply = if request.method() == "tools/call" {
             Outcome::Result(
                 json!({"content":[{"type":"text","text":"The upstream server did not accept the saved state of the request. Run the tool again."}],"isError":true}),
             )
@@ -178,11 +178,7 @@ impl Session {
     /// A complete result comes next for the upstream request `id`: the request
     /// needs no other round, so what a round would need goes now.
     pub(super) fn release_kept_request(&mut self, upstream_id: u64) {
-        if let Some(Pending::Request(key)) = self.requests.upstream.get(&upstream_id)
-            && let Some(request) = self.requests.client.get_mut(key)
-        {
-            request.kept = None;
-        }
+        self.requests.release_kept(upstream_id);
     }
 
     async fn on_upstream_notification(&mut self, mut notification: Notification) {
@@ -205,9 +201,8 @@ impl Session {
         let request = params
             .get(PROGRESS_TOKEN_KEY)
             .and_then(Value::as_u64)
-            .and_then(|token| self.requests.progress.get(&token))
-            .and_then(|key| self.requests.client.get(key));
-        let Some(client_token) = request.and_then(|request| request.client_token.as_ref()) else {
+            .and_then(|token| self.requests.by_progress_token(token));
+        let Some(client_token) = request.and_then(InFlight::client_token) else {
             tracing::debug!(target: MCP_ROUTER, "dropped a progress notification for no request in flight");
             return;
         };
@@ -229,7 +224,7 @@ impl Session {
         id: Option<Value>,
     ) {
         let upstream_id = id.as_ref().and_then(Value::as_u64);
-        let pending = upstream_id.and_then(|id| self.requests.upstream.get(&id).cloned());
+        let pending = upstream_id.and_then(|id| self.requests.pending(id).cloned());
         match pending {
             Some(Pending::Request(key)) => {
                 tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and the request {key} of the client fails");
@@ -239,7 +234,7 @@ impl Session {
             Some(Pending::Discover) => {
                 tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and server/discover fails");
                 if let Some(id) = upstream_id {
-                    self.requests.upstream.remove(&id);
+                    self.requests.take_pending(id);
                 }
                 let error = json!({"code": -32603, "message": reason});
                 self.on_discover(Outcome::Error(error)).await;
@@ -253,19 +248,18 @@ impl Session {
     /// The link failed the upstream request `upstream_id` (an HTTP status, a
     /// refused connection): that request fails, and the link stays usable.
     pub(super) async fn on_request_failed(&mut self, upstream_id: u64, failure: RequestFailure) {
-        match self.requests.upstream.get(&upstream_id).cloned() {
+        match self.requests.pending(upstream_id).cloned() {
             Some(Pending::Request(key)) => {
                 let method = self
                     .requests
-                    .client
                     .get(&key)
-                    .map(|request| request.method.clone())
+                    .map(|request| request.method().to_owned())
                     .unwrap_or_default();
                 tracing::warn!(target: BRIDGE, "request {key} ({method}): the upstream request failed: {failure}");
                 self.fail_request(&key, failure.to_error()).await;
             }
             Some(Pending::Discover) => {
-                self.requests.upstream.remove(&upstream_id);
+                self.requests.take_pending(upstream_id);
                 self.discover_failed_in_link(failure).await;
             }
             Some(Pending::Listen) => {

@@ -1,7 +1,7 @@
 //! initialize and server/discover (R1, R2, C1-C4).
 
-use super::table::{Pending, Timer};
-use super::{ClientContext, Connected, Phase, Session};
+use super::{ClientContext, Connected, Phase, Session, Timer};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
@@ -9,7 +9,6 @@ use crate::rules::errors;
 use crate::rules::initialize::{check_discover, initialize_result};
 use crate::rules::meta::{RequestMeta, SharedMeta, base_meta};
 use crate::upstream::{Outgoing, RequestFailure};
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Outcome;
 use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
@@ -67,9 +66,7 @@ impl Session {
             inputs,
         });
         let discover_id = self.requests.next_upstream_id();
-        self.requests
-            .upstream
-            .insert(discover_id, Pending::Discover);
+        self.requests.open_discover(discover_id);
         self.send_upstream(Outgoing::Request {
             id: discover_id,
             method: "server/discover".into(),
@@ -182,7 +179,7 @@ impl Session {
         else {
             return;
         };
-        self.requests.upstream.remove(&discover_id);
+        self.requests.take_pending(discover_id);
         self.cancel_upstream(discover_id, "The bridge stopped waiting for the answer.");
         let detail = format!("no response in {} s", self.discover_wait.as_secs());
         self.fail_discover(client_id, None, detail).await;
@@ -217,7 +214,7 @@ impl Session {
 
     /// Lets the upstream go: its input ends, and it stops in the background.
     pub(super) fn disconnect(&mut self) {
-        self.requests.upstream.clear();
+        self.requests.forget_upstream();
         if let Some(connected) = self.upstream.take() {
             let grace = self.limits.shutdown_grace;
             self.tasks.spawn(connected.close(grace));

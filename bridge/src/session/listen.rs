@@ -1,14 +1,13 @@
 //! The listen stream and the log messages in the session (R2, O5-O7, M3): the
 //! state machine of `notify::listen` decides, this file carries out its actions.
 
-use super::table::{Pending, Timer};
-use super::{Session, key_of};
+use super::{Session, Timer, key_of};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::events::{log_message, subscription_id};
 use crate::notify::listen::{Action, End, Listen};
 use crate::rules::meta::RequestMeta;
 use crate::upstream::Outgoing;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::Notification;
 use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
@@ -78,7 +77,7 @@ impl Session {
     }
 
     pub(super) async fn listen_ended(&mut self, id: u64, end: End) {
-        self.requests.upstream.remove(&id);
+        self.requests.take_pending(id);
         self.listen_step(|listen, next_id| listen.on_end(id, end, Instant::now(), next_id))
             .await;
     }
@@ -161,7 +160,7 @@ impl Session {
                     let meta = RequestMeta::shared_only(&client.base_meta);
                     let mut params = ShallowObject::default();
                     params.insert_value("notifications", &Value::Object(notifications));
-                    self.requests.upstream.insert(id, Pending::Listen);
+                    self.requests.open_listen(id);
                     self.send_upstream(Outgoing::Request {
                         id,
                         method: "subscriptions/listen".into(),
@@ -170,7 +169,7 @@ impl Session {
                     });
                 }
                 Action::Cancel { id } => {
-                    self.requests.upstream.remove(&id);
+                    self.requests.take_pending(id);
                     self.cancel_upstream(id, "The bridge no longer needs this stream.");
                 }
                 Action::ToClient(frame) => self.out.send(frame).await,

@@ -4,11 +4,12 @@
 //! and the timers. Frames come in through channels (from the stdin reader and from
 //! the upstream link) and go out through one sink to stdout, which the session
 //! writes itself or queues for the writer task, so the order of frames toward VS
-//! Code is decided here and nowhere else. The tasks
-//! around it and the watchdog are in [`crate::serve`].
+//! Code is decided here and nowhere else. The tasks around it and the watchdog are
+//! in `serve`, which runs the session; the session never imports it.
 
 mod deadlines;
 mod forward;
+mod in_flight;
 mod kept;
 mod lifecycle;
 mod listen;
@@ -16,20 +17,20 @@ mod pass_through;
 mod requests;
 mod rounds;
 mod stop;
-mod table;
 
+pub use stop::Exit;
+
+use crate::cause::{BridgeError, Cause};
 use crate::client::{ClientEvent, ClientSink, ForwardedRequest};
 use crate::config::{Config, Limits};
 use crate::log::BRIDGE;
 use crate::rules::capabilities::InputKinds;
 use crate::rules::initialize::FallbackIdentity;
 use crate::rules::meta::SharedMeta;
-use crate::serve::{Exit, UpstreamSlot};
 use crate::upstream::{
     ClientState, Connector, LinkContext, LinkEnd, Outgoing, OutgoingSink, UpstreamControl,
-    UpstreamEvent, UpstreamEvents, UpstreamLink,
+    UpstreamEvent, UpstreamEvents, UpstreamLink, UpstreamSlot,
 };
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Message, Notification, Request};
 use crate::wire::id::IdKey;
 use crate::wire::shallow::ShallowObject;
@@ -38,7 +39,6 @@ use requests::Requests;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use table::Timer;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -109,6 +109,16 @@ struct ClientContext {
     base_meta: Arc<SharedMeta>,
     /// What VS Code can answer (M2).
     inputs: InputKinds,
+}
+
+/// The timers of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Timer {
+    Discover,
+    /// The wait before a new listen stream after a loss.
+    ListenRetry,
+    /// The time limit of the stream of a change of subscriptions.
+    ListenChange(u64),
 }
 
 /// Whether the loop goes on.
@@ -191,7 +201,7 @@ impl Session {
                         Step::Continue
                     }
                 },
-                key = self.requests.deadlines.next() => {
+                key = self.requests.next_due() => {
                     self.request_timer(key).await;
                     Step::Continue
                 }

@@ -7,7 +7,7 @@
 
 use super::Session;
 use super::forward::log_round;
-use super::table::Pending;
+use super::requests::Pending;
 use crate::log::BRIDGE;
 use crate::rules::icons::may_hold_icons;
 use crate::rules::results::{ShallowShape, shape_call_result_shallow};
@@ -44,10 +44,7 @@ impl Session {
 
     /// Whether `upstream_id` is that of a tools/call or a tools/list in flight.
     fn passed_method(&self, upstream_id: u64) -> Option<Passed> {
-        let Some(Pending::Request(key)) = self.requests.upstream.get(&upstream_id) else {
-            return None;
-        };
-        match self.requests.client.get(key)?.method.as_str() {
+        match self.requests.request_of(upstream_id)?.method() {
             "tools/call" => Some(Passed::Call),
             // The fault of a bridge that keeps a null cursor is in the tree path.
             #[cfg(debug_assertions)]
@@ -72,17 +69,17 @@ impl Session {
             ShallowShape::Invalid(error) => Err(error),
             ShallowShape::Shaped(fixes) => Ok(fixes),
         };
-        let Some(Pending::Request(key)) = self.requests.upstream.remove(&upstream_id) else {
+        let Some(Pending::Request(key)) = self.requests.take_pending(upstream_id) else {
             return false;
         };
-        let Some(request) = self.requests.client.get(&key) else {
+        let Some(request) = self.requests.get(&key) else {
             return true;
         };
         log_round(&key, upstream_id, request, "result");
         let fixes = match shaped {
             Ok(fixes) => fixes,
             Err(error) => {
-                let method = request.method.clone();
+                let method = request.method().to_owned();
                 self.fail_invalid_result(&key, &method, &error.to_string())
                     .await;
                 return true;
@@ -94,7 +91,7 @@ impl Session {
         if let Some(request) = self.end_request(&key, "the request ended").await {
             // The members stay in the line: a large result is never copied.
             let result = result.into_shared(line.shared_line());
-            self.out.send_result(request.id, result).await;
+            self.out.send_result(request.into_id(), result).await;
         }
         true
     }

@@ -8,22 +8,20 @@
 
 use super::Session;
 use super::forward::invalid_response;
-use super::table::{BridgeRequest, ClientRound, Pending, PendingInput, RoundPhase};
+use super::requests::{Answered, ClientRound, PendingInput};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::rules::errors;
 use crate::rules::input::{
     Answer, Ask, Planned, RoundError, answer_of, elicitation_error_answer, plan_round,
 };
 use crate::upstream::Outgoing;
-use crate::wire::codec;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Outcome, Response};
 use crate::wire::id::IdKey;
 use crate::wire::shallow::ShallowObject;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
-use tokio::time::Instant;
 
 /// The levels above an answer in the upstream request of the next round: the
 /// frame, `params` and `inputResponses`.
@@ -32,18 +30,20 @@ const ANSWER_LEVELS: usize = 3;
 impl Session {
     /// Starts a round of input for VS Code from an `input_required` result.
     pub(super) async fn start_input_round(&mut self, key: IdKey, result: Map<String, Value>) {
-        let Some(request) = self.requests.client.get(&key) else {
+        let Some(request) = self.requests.get(&key) else {
             return;
         };
-        let method = request.method.clone();
-        if request.round >= self.limits.max_rounds {
+        let method = request.method().to_owned();
+        if request.round() >= self.limits.max_rounds {
             tracing::warn!(
                 target: BRIDGE,
                 "request {key} ({method}): the upstream server asked for input in {} rounds",
-                request.round
+                request.round()
             );
-            let error =
-                BridgeError::with_detail(Cause::TooManyRounds, format!("{} rounds", request.round));
+            let error = BridgeError::with_detail(
+                Cause::TooManyRounds,
+                format!("{} rounds", request.round()),
+            );
             return self.fail_request(&key, error).await;
         }
         let inputs = self
@@ -92,11 +92,7 @@ impl Session {
             .cloned()
             .partition(|(url, _)| asked_again.contains(url.as_str()));
         self.complete_url_steps(done).await;
-        let mut round = ClientRound {
-            request_state: plan.request_state,
-            total: plan.inputs.len(),
-            ..Default::default()
-        };
+        let mut round = ClientRound::new(plan.request_state, plan.inputs.len());
         for input in plan.inputs {
             match input {
                 Planned::Refused {
@@ -115,88 +111,70 @@ impl Session {
                     mut params,
                     ask,
                 } => {
-                    let bridge_id = self.requests.next_bridge_id();
                     let elicitation_id =
                         matches!(ask, Ask::Url { .. }).then(|| uuid::Uuid::new_v4().to_string());
                     if let Some(elicitation_id) = &elicitation_id {
                         params.insert("elicitationId".into(), elicitation_id.clone().into());
                     }
+                    let input = PendingInput {
+                        key: input_key,
+                        ask,
+                        elicitation_id,
+                    };
+                    let bridge_id = self.requests.ask_input(&key, &mut round, input);
                     tracing::debug!(
                         target: BRIDGE,
                         "request {key} ({method}): sent {input_method} to the client as request \"{bridge_id}\""
                     );
                     self.out
-                        .send(frame::request_frame(
-                            bridge_id.clone().into(),
-                            input_method,
-                            params,
-                        ))
+                        .send(frame::request_frame(bridge_id.into(), input_method, params))
                         .await;
-                    self.requests
-                        .bridge
-                        .insert(bridge_id.clone(), BridgeRequest::Input(key.clone()));
-                    round.pending.insert(
-                        bridge_id,
-                        PendingInput {
-                            key: input_key,
-                            ask,
-                            elicitation_id,
-                        },
-                    );
                 }
             }
         }
-        let Some(request) = self.requests.client.get_mut(&key) else {
+        let Some(request) = self.requests.get_mut(&key) else {
             return;
         };
         request.accepted_urls = kept;
-        if round.pending.is_empty() {
-            request.phase = RoundPhase::Client(round);
-            return self.next_round(&key).await;
-        }
-        request.phase = RoundPhase::Client(round);
-        request.waiting_since = Instant::now();
-        request.next_notice = self.limits.still_waiting_after;
-        self.requests.deadlines.remove(request.timer);
-        let first = self
-            .limits
-            .still_waiting_after
-            .min(self.limits.input_timeout);
-        request.timer = self
+        let (first_notice, limit) = (self.limits.still_waiting_after, self.limits.input_timeout);
+        if !self
             .requests
-            .deadlines
-            .insert(request.waiting_since + first, key.clone());
+            .await_answers(&key, round, first_notice, limit)
+        {
+            self.next_round(&key).await;
+        }
     }
 
     /// VS Code answered a request of the bridge.
     pub(super) async fn on_client_answer(&mut self, response: Response) {
         let Response { id, outcome } = response;
-        let (bridge_id, key) = match self.take_bridge_request(&id) {
-            Some((bridge_id, BridgeRequest::Input(key))) => (bridge_id, key),
-            Some((bridge_id, BridgeRequest::Link(answer))) => {
+        let (key, input) = match self.take_bridge_request(&id) {
+            Some((
+                _,
+                Answered::Input {
+                    key,
+                    input: Some(input),
+                },
+            )) => (key, input),
+            Some((bridge_id, Answered::Link(answer))) => {
                 tracing::debug!(target: BRIDGE, "the client answered the request \"{bridge_id}\" of the upstream link");
                 let _ = answer.send(outcome);
                 return;
             }
-            None => return,
+            // The request no longer waits for this answer.
+            Some((_, Answered::Input { input: None, .. })) | None => return,
         };
-        let Some(request) = self.requests.client.get_mut(&key) else {
+        let Some(request) = self.requests.get_mut(&key) else {
             return;
         };
-        let RoundPhase::Client(round) = &mut request.phase else {
-            return;
-        };
-        let Some(input) = round.pending.remove(&bridge_id) else {
-            return;
-        };
-        let method = request.method.clone();
-        match outcome {
+        let method = request.method().to_owned();
+        let answer = match outcome {
             Outcome::Result(result) => match answer_of(&input.ask, result) {
                 // The answer goes upstream three levels deeper than VS Code sent it
                 // (params, inputResponses, its key): past the limit, no server of
                 // revision 2026-07-28 could read the next round.
                 Answer::Ready(answer)
-                    if ANSWER_LEVELS + codec::depth(&answer) > codec::MAX_DEPTH =>
+                    if ANSWER_LEVELS + frame::depth(&answer) > frame::MAX_DEPTH =>
                 {
                     let detail = format!(
                         "input request '{}': the answer has more levels of nesting than the limit of the bridge",
@@ -215,7 +193,7 @@ impl Session {
                             .accepted_urls
                             .push((url.clone(), elicitation_id.clone()));
                     }
-                    round.answers.insert(input.key, answer);
+                    answer
                 }
                 Answer::Invalid(why) => {
                     let detail = format!("input request '{}': {why}", input.key);
@@ -229,9 +207,7 @@ impl Session {
                 Ask::Form { .. }
                 | Ask::ContinueForm
                 | Ask::ContinueUrl { .. }
-                | Ask::Url { .. } => {
-                    round.answers.insert(input.key, elicitation_error_answer());
-                }
+                | Ask::Url { .. } => elicitation_error_answer(),
                 // O2, O3: the request fails with VS Code's error (a refusal of the user: -32000).
                 Ask::Sampling | Ask::Roots => {
                     let message = error
@@ -249,8 +225,12 @@ impl Session {
                     return self.finish(&key, Outcome::Error(error)).await;
                 }
             },
-        }
-        if round.pending.is_empty() {
+        };
+        let Some(round) = request.client_round_mut() else {
+            return;
+        };
+        round.answers.insert(input.key, answer);
+        if round.unanswered() == 0 {
             self.next_round(&key).await;
         }
     }
@@ -258,23 +238,17 @@ impl Session {
     /// A line of VS Code that is not valid but carries the id of a request of the
     /// bridge: that answer is not usable, and the request it serves fails.
     pub(super) async fn on_broken_answer(&mut self, id: &Value) -> bool {
-        let (bridge_id, key) = match self.take_bridge_request(id) {
-            Some((bridge_id, BridgeRequest::Input(key))) => (bridge_id, key),
+        // The broken line answered its request: it is no longer pending.
+        let key = match self.take_bridge_request(id) {
+            Some((_, Answered::Input { key, .. })) => key,
             // The link sees its question end without an answer.
-            Some((_, BridgeRequest::Link(_))) => return true,
+            Some((_, Answered::Link(_))) => return true,
             None => return false,
         };
-        // The broken line answered its request: it is no longer pending.
-        if let Some(RoundPhase::Client(round)) =
-            self.requests.client.get_mut(&key).map(|r| &mut r.phase)
-        {
-            round.pending.remove(&bridge_id);
-        }
         let method = self
             .requests
-            .client
             .get(&key)
-            .map(|r| r.method.clone())
+            .map(|r| r.method().to_owned())
             .unwrap_or_default();
         let detail = format!("the answer to the request {id} is not a valid JSON-RPC response");
         self.fail_input(&key, &method, Cause::InvalidClientAnswer, detail)
@@ -284,9 +258,9 @@ impl Session {
 
     /// The request of the bridge that `id` answers, taken out of the table; `None`
     /// (with a debug line) for an unknown, late, numeric or null id.
-    fn take_bridge_request(&mut self, id: &Value) -> Option<(String, BridgeRequest)> {
+    fn take_bridge_request(&mut self, id: &Value) -> Option<(String, Answered)> {
         let found = id.as_str().and_then(|bridge_id| {
-            let owner = self.requests.bridge.remove(bridge_id)?;
+            let owner = self.requests.take_answered(bridge_id)?;
             Some((bridge_id.to_owned(), owner))
         });
         if found.is_none() {
@@ -301,7 +275,7 @@ impl Session {
     /// A question of the link for VS Code, which serves no request of VS Code:
     /// it goes out as a `b-N` request, and its answer goes back to the link.
     pub(super) async fn ask_client(&mut self, question: crate::upstream::ClientQuestion) {
-        let bridge_id = self.requests.next_bridge_id();
+        let bridge_id = self.requests.ask_for_link(question.answer);
         tracing::debug!(
             target: BRIDGE,
             "the upstream link: sent {} to the client as request \"{bridge_id}\"",
@@ -309,14 +283,11 @@ impl Session {
         );
         self.out
             .send(frame::request_frame(
-                bridge_id.clone().into(),
+                bridge_id.into(),
                 &question.method,
                 question.params,
             ))
             .await;
-        self.requests
-            .bridge
-            .insert(bridge_id, BridgeRequest::Link(question.answer));
     }
 
     /// The questions of the link end without an answer (the end of stdin): VS Code
@@ -337,16 +308,7 @@ impl Session {
         reason: &str,
         ended: impl Fn(&tokio::sync::oneshot::Sender<Outcome>) -> bool,
     ) {
-        let mut questions: Vec<String> = self
-            .requests
-            .bridge
-            .iter()
-            .filter(|(_, owner)| matches!(owner, BridgeRequest::Link(answer) if ended(answer)))
-            .map(|(id, _)| id.clone())
-            .collect();
-        questions.sort_by_key(|id| bridge_number(id));
-        for bridge_id in questions {
-            self.requests.bridge.remove(&bridge_id);
+        for bridge_id in self.requests.take_link_questions(ended) {
             self.cancel_client_request(&bridge_id, reason).await;
         }
     }
@@ -363,7 +325,7 @@ impl Session {
     /// All answers are in: the original request goes upstream again with a new id,
     /// the answers and the unchanged state.
     async fn next_round(&mut self, key: &IdKey) {
-        let Some(request) = self.requests.client.get(key) else {
+        let Some(request) = self.requests.get(key) else {
             return;
         };
         let Some(original) = &request.kept else {
@@ -373,7 +335,7 @@ impl Session {
         let original_params = match original.params.load().await {
             Ok(params) => params,
             Err(error) => {
-                let method = request.method.clone();
+                let method = request.method().to_owned();
                 let detail =
                     format!("the request kept for its next round cannot be read back: {error}");
                 tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
@@ -382,38 +344,21 @@ impl Session {
                 return;
             }
         };
+        let method = request.method().to_owned();
+        let limit = self.round_limit(&method, request.round() + 1);
         let upstream_id = self.requests.next_upstream_id();
-        let still_waiting_after = self.limits.still_waiting_after;
-        let Some(request) = self.requests.client.get_mut(key) else {
-            return;
-        };
-        let RoundPhase::Client(round) = std::mem::replace(&mut request.phase, RoundPhase::Upstream)
+        let first_notice = self.limits.still_waiting_after;
+        let Some(round) = self
+            .requests
+            .next_round(key, upstream_id, first_notice, limit)
         else {
             return;
         };
         let mut params = ShallowObject::clone(&original_params);
         params.insert_value("inputResponses", &Value::Object(round.answers));
-        request.state_sent = round.request_state.is_some();
         if let Some(state) = round.request_state {
             params.insert_value("requestState", &state);
         }
-        request.last_input_wait = request.waiting_since.elapsed();
-        request.round += 1;
-        request.upstream_id = upstream_id;
-        request.waiting_since = Instant::now();
-        request.next_notice = still_waiting_after;
-        let method = request.method.clone();
-        let round = request.round;
-        let limit = self.round_limit(&method, round);
-        let Some(request) = self.requests.client.get_mut(key) else {
-            return;
-        };
-        self.requests.deadlines.remove(request.timer);
-        let at = request.waiting_since + still_waiting_after.min(limit);
-        request.timer = self.requests.deadlines.insert(at, key.clone());
-        self.requests
-            .upstream
-            .insert(upstream_id, Pending::Request(key.clone()));
         self.send_upstream(Outgoing::Request {
             id: upstream_id,
             method,
@@ -448,11 +393,4 @@ impl Session {
             ))
             .await;
     }
-}
-
-/// The number of a request id `b-N`, for a stable order of cancellations.
-pub(super) fn bridge_number(id: &str) -> u64 {
-    id.trim_start_matches("b-")
-        .parse::<u64>()
-        .unwrap_or(u64::MAX)
 }

@@ -1,12 +1,30 @@
 //! The two ends of a session: the end of stdin (the stop sequence of VS Code) and
 //! the end of the upstream ("When the upstream server stops").
 
-use super::table::RoundPhase;
-use super::{Exit, Phase, Session, Step};
+use super::requests::RoundPhase;
+use super::{Phase, Session, Step};
+use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::upstream::LinkEnd;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{self, Outcome};
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The end of stdin (also when the watchdog stopped the bridge): exit code 0.
+    EndOfInput,
+    /// The upstream command stopped, or an internal error: exit code 1.
+    Failure,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Self::EndOfInput => 0,
+            Self::Failure => 1,
+        }
+    }
+}
 
 impl Session {
     /// The end of stdin: every request in flight is cancelled without a response,
@@ -17,8 +35,8 @@ impl Session {
             let request = self
                 .close_request(&key, "the bridge stops at the end of its input", None)
                 .await;
-            if let Some(request) = request.filter(|r| matches!(r.phase, RoundPhase::Upstream)) {
-                self.cancel_upstream(request.upstream_id, "The client closed the connection.");
+            if let Some(request) = request.filter(|r| matches!(r.phase(), RoundPhase::Upstream)) {
+                self.cancel_upstream(request.upstream_id(), "The client closed the connection.");
             }
         }
         self.stop_listening().await;

@@ -11,12 +11,15 @@
 
 pub mod http;
 pub mod memory;
+mod slot;
 pub mod stdio;
 
+pub(crate) use slot::UpstreamSlot;
+
+use crate::cause::{BridgeError, Cause};
 use crate::rules::meta::RequestMeta;
-use crate::wire::codec::Line;
-use crate::wire::error::{BridgeError, Cause};
 use crate::wire::frame::{Message, Outcome};
+use crate::wire::line_reader::Line;
 use crate::wire::pieces::{Encode, Sink};
 use crate::wire::raw::{self, ResultLine, Unreadable, UpstreamLine};
 use crate::wire::shallow::{ShallowObject, write_json_string};
@@ -450,7 +453,7 @@ impl From<Unreadable> for UpstreamEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::codec::Line;
+    use crate::wire::line_reader::Line;
 
     fn unreadable(line: Line) -> (String, Option<serde_json::Value>) {
         match event_of_line(line) {

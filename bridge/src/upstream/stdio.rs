@@ -14,7 +14,7 @@ use super::{
     UpstreamControl, UpstreamEvent, UpstreamEvents, UpstreamLink, event_of_line,
 };
 use crate::log::{BRIDGE, MCP_STDIO};
-use crate::wire::codec::LineReader;
+use crate::wire::line_reader::LineReader;
 use crate::wire::write_through::{AtEnd, Job, WriteThrough};
 use std::ffi::OsString;
 use std::fmt;
@@ -492,7 +492,9 @@ mod tests {
     use super::*;
 
     fn result_line(line: &str) -> Option<crate::wire::raw::ResultLine> {
-        match event_of_line(crate::wire::codec::Line::Complete(line.as_bytes().to_vec())) {
+        match event_of_line(crate::wire::line_reader::Line::Complete(
+            line.as_bytes().to_vec(),
+        )) {
             Some(UpstreamEvent::Result(result)) => Some(result),
             _ => None,
         }

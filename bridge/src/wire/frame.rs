@@ -1,11 +1,57 @@
 //! JSON-RPC 2.0 messages over `serde_json::Value`.
 //!
-//! A frame is classified by taking its object apart, so that large `params` and
-//! `result` values move into the message without a copy.
+//! A line is parsed here (with the nesting limit), and a frame is classified by
+//! taking its object apart, so that large `params` and `result` values move into
+//! the message without a copy.
 
-use super::codec::{self, ParseFailure};
+use super::id::is_valid_id;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
+
+/// The maximum nesting of a frame: the recursion limit of serde_json, which refuses
+/// deeper frames without using the stack.
+pub const MAX_DEPTH: usize = 127;
+
+/// The levels of nesting of a value: 0 for a scalar, 1 for `[]` or `{}`. The
+/// recursion is bounded: every value of a peer was parsed within [`MAX_DEPTH`].
+pub fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Why a line is not a frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ParseFailure {
+    /// Not JSON (also invalid UTF-8).
+    NotJson,
+    /// JSON nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+/// Parses one line. Blank lines are `Ok(None)`.
+pub fn parse(line: &[u8]) -> Result<Option<Value>, ParseFailure> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(line)
+        .map(Some)
+        .map_err(|error| failure_of(&error).unwrap_or(ParseFailure::NotJson))
+}
+
+/// The failure of a parse that is not about the shape of the value: `None` for a
+/// JSON text that parsed but did not fit (a member twice).
+pub fn failure_of(error: &serde_json::Error) -> Option<ParseFailure> {
+    if error.to_string().starts_with("recursion limit exceeded") {
+        Some(ParseFailure::TooDeep)
+    } else if error.is_data() {
+        None
+    } else {
+        Some(ParseFailure::NotJson)
+    }
+}
 
 /// One JSON-RPC message, taken apart.
 #[derive(Debug, PartialEq)]
@@ -108,7 +154,7 @@ impl Message {
             Some(b'{') => {}
             // A batch or a scalar is JSON, but not a message of MCP.
             Some(_) => {
-                return Err(match codec::parse(line) {
+                return Err(match parse(line) {
                     Ok(_) => LineFailure::Invalid(Invalid {
                         id: None,
                         kind: InvalidKind::Shape,
@@ -124,7 +170,7 @@ impl Message {
         };
         match serde_json::from_str::<Envelope>(text) {
             Ok(envelope) => envelope.classify().map(Some).map_err(LineFailure::Invalid),
-            Err(error) => Err(match codec::failure_of(&error) {
+            Err(error) => Err(match failure_of(&error) {
                 Some(failure) => LineFailure::Parse(failure),
                 // A member twice: an object, but not a frame.
                 None => LineFailure::Invalid(Invalid {
@@ -213,11 +259,6 @@ impl Envelope {
     }
 }
 
-/// MCP ids are strings or numbers, never null.
-pub fn is_valid_id(id: &Value) -> bool {
-    matches!(id, Value::String(_) | Value::Number(_))
-}
-
 /// `{"jsonrpc":"2.0","id":…,"result":…}`
 pub fn result_frame(id: Value, result: Value) -> Value {
     envelope(Some(id), [("result", result)])
@@ -265,6 +306,18 @@ fn envelope<const N: usize>(id: Option<Value>, members: [(&str, Value); N]) -> V
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn parse_tells_deep_frames_from_broken_ones() {
+        assert_eq!(parse(b"  "), Ok(None));
+        assert_eq!(parse(b"{\"a\":"), Err(ParseFailure::NotJson));
+        assert_eq!(parse(b"\xff\xfe"), Err(ParseFailure::NotJson));
+        assert_eq!(parse(br#"{"a":"\xff"}"#), Err(ParseFailure::NotJson));
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(parse(deep.as_bytes()), Err(ParseFailure::TooDeep));
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(parse(ok.as_bytes()).is_ok());
+    }
 
     fn classify(frame: Value) -> Result<Message, Invalid> {
         Message::classify(frame)

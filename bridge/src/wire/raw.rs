@@ -15,8 +15,10 @@
 //! the full parse. Those lines, and the lines that the scan refuses (not JSON,
 //! too deep, a member of JSON-RPC twice), are the only ones read twice.
 
-use super::codec::{self, MAX_DEPTH, ParseFailure};
-use super::frame::{self, Invalid, LineFailure, Message, Outcome, Response, is_valid_id};
+use super::frame::{
+    self, Invalid, LineFailure, MAX_DEPTH, Message, Outcome, ParseFailure, Response,
+};
+use super::id::{self, is_valid_id};
 use super::pieces::Sink;
 use super::shallow::ShallowObject;
 use super::text::{SharedLine, Text};
@@ -380,7 +382,7 @@ impl Unreadable {
             LineFailure::Invalid(invalid) => Self {
                 frame: "a frame".into(),
                 reason: "it is not a valid JSON-RPC message".into(),
-                id: invalid.id.or_else(|| codec::recover_id_of_line(line)),
+                id: invalid.id.or_else(|| id::recover_id_of_line(line)),
             },
             LineFailure::Parse(failure) => Self {
                 frame: format!("a frame of {} bytes", line.len()),
@@ -390,7 +392,7 @@ impl Unreadable {
                         format!("it has more than {MAX_DEPTH} levels of nesting")
                     }
                 },
-                id: codec::recover_id_of_line(line),
+                id: id::recover_id_of_line(line),
             },
         }
     }
@@ -400,7 +402,7 @@ impl Unreadable {
         Self {
             frame: format!("a frame of {length} bytes"),
             reason: "it is longer than --max-line-bytes".into(),
-            id: codec::recover_id(head, tail),
+            id: id::recover_id(head, tail),
         }
     }
 }

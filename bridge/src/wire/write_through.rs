@@ -9,8 +9,8 @@
 //! leave in the order the sender sends them. Stdout toward VS Code and the stdin
 //! of an upstream child are written this way.
 
-use crate::wire::codec::{LineWriter, WrittenNow};
-use crate::wire::pieces::Encode;
+use super::line_writer::{LineWriter, WrittenNow};
+use super::pieces::Encode;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;

@@ -4,8 +4,11 @@
 
 use crate::pipes::{EXCHANGE, bridge_exe, fixture_exe};
 use harness_sim::process::{PeerOptions, StdioPeer};
+use harness_sim::url_fixture;
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
 use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::sync::Arc;
 use tokio::process::{Child, Command};
 
 /// The proxy variables of the contract (Q10). A test never lets the bridge inherit
@@ -30,30 +33,17 @@ pub struct HttpsFixture {
 impl HttpsFixture {
     /// Starts `bridge-fixture-server --https` with `args` and waits for its two lines.
     pub async fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut child = Command::new(fixture_exe())
+        let mut command = Command::new(fixture_exe());
+        command
             .arg("--https")
             .args(args)
             .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the fixture starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut next = async || {
-            tokio::time::timeout(EXCHANGE, lines.next_line())
-                .await
-                .expect("the fixture announces itself")
-                .unwrap()
-                .expect("a line")
-        };
-        let url = next().await;
-        let ca_file = next()
+            .stderr(Stdio::null());
+        let announced = url_fixture::start(command, EXCHANGE)
             .await
-            .strip_prefix("ca-file: ")
-            .expect("the second line names the CA file")
-            .to_owned();
+            .unwrap_or_else(|error| panic!("{error}"));
+        let (url, child) = (announced.url, announced.child);
+        let ca_file = announced.ca_file.expect("the fixture names its CA file");
         let port = url::Url::parse(&url)
             .expect("the fixture prints a URL")
             .port()
@@ -124,23 +114,39 @@ pub fn test_browser(dir: &std::path::Path, fixture: &HttpsFixture) -> std::path:
     )
 }
 
+/// An HTTPS client of the fixture's own endpoints (`/fixture/...`), which trusts
+/// only its CA and takes no proxy.
+pub fn fixture_client(fixture: &HttpsFixture) -> reqwest::Client {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(&fixture.ca_file).expect("the CA file") {
+        roots.add(cert.expect("a certificate")).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+/// The URL of the fixture's own endpoint `path` (`/fixture/expire-tokens`).
+pub fn fixture_endpoint(fixture: &HttpsFixture, path: &str) -> String {
+    format!("{}{path}", fixture.url.trim_end_matches("/mcp"))
+}
+
 /// `POST <origin><path>` to a switch of the fixture (`/fixture/expire-tokens`).
 pub async fn fixture_switch(fixture: &HttpsFixture, path: &str) {
-    let origin = fixture.url.trim_end_matches("/mcp");
-    let status = tokio::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sys, ssl, urllib.request\n\
-             ctx = ssl.create_default_context(cafile=sys.argv[2])\n\
-             r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=b'', method='POST'), context=ctx)\n\
-             sys.exit(0 if r.status == 204 else 1)",
-            &format!("{origin}{path}"),
-            &fixture.ca_file,
-        ])
-        .status()
+    let response = fixture_client(fixture)
+        .post(fixture_endpoint(fixture, path))
+        .send()
         .await
-        .unwrap();
-    assert!(status.success(), "POST {path}");
+        .unwrap_or_else(|error| panic!("POST {path}: {error}"));
+    assert_eq!(response.status().as_u16(), 204, "POST {path}");
 }
 
 /// An executable script at `dir/name` (a `$BROWSER`).

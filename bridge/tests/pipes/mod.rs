@@ -13,6 +13,14 @@ pub fn bridge_exe() -> String {
     env!("CARGO_BIN_EXE_mcp-bridge-vscode").to_owned()
 }
 
+/// harness-sim, whose `scripted-upstream` is the upstream that misbehaves as a process.
+pub fn harness_sim_exe() -> String {
+    workspace_bin::path("harness-sim", "harness-sim")
+        .expect("harness-sim builds")
+        .display()
+        .to_string()
+}
+
 pub fn fixture_exe() -> String {
     workspace_bin::path("bridge-fixture-server", "bridge-fixture-server")
         .expect("the fixture server builds")

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use harness_sim::url_fixture;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
@@ -15,7 +16,6 @@ use rustls::RootCertStore;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, ChildStdin, Command};
 use tokio_rustls::TlsConnector;
@@ -93,30 +93,14 @@ pub struct Server {
 impl Server {
     /// Starts the executable with `args` and reads its announcement lines.
     pub async fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(executable())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the fixture starts");
-        let stdin = child.stdin.take();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = tokio::time::timeout(WAIT, lines.next_line())
+        let mut command = Command::new(executable());
+        command.args(args).stderr(Stdio::inherit());
+        let announced = url_fixture::start(command, WAIT)
             .await
-            .expect("the URL in time")
-            .unwrap()
-            .expect("a first line");
-        let https = url.starts_with("https://");
-        let ca_file = if https {
-            let line = lines.next_line().await.unwrap().expect("a second line");
-            Some(PathBuf::from(
-                line.strip_prefix("ca-file: ").expect("ca-file: PATH"),
-            ))
-        } else {
-            None
-        };
+            .unwrap_or_else(|error| panic!("{error}"));
+        let (mut child, url) = (announced.child, announced.url);
+        let stdin = child.stdin.take();
+        let ca_file = announced.ca_file.map(PathBuf::from);
         let port = url
             .trim_end_matches("/mcp")
             .rsplit(':')

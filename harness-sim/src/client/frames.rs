@@ -16,7 +16,7 @@ pub(crate) fn request(id: i64, method: &str, params: Value) -> Value {
 }
 
 /// A notification in the key order of `harness`.
-pub(crate) fn notification(harness: Harness, method: &str, params: Option<Value>) -> Value {
+pub fn notification(harness: Harness, method: &str, params: Option<Value>) -> Value {
     let mut frame = Map::new();
     match harness {
         Harness::Local => {
@@ -49,7 +49,7 @@ pub(crate) fn error_response(id: &Value, code: i64, message: &str) -> Value {
 
 /// `value` with the keys of every object in alphabetical order, as rmcp's
 /// sorted maps write them.
-pub(crate) fn sorted(value: Value) -> Value {
+pub fn sorted(value: Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
@@ -64,7 +64,7 @@ pub(crate) fn sorted(value: Value) -> Value {
 /// The `_meta` of revision 2026-07-28 on a request of copilot-cli's modern path
 /// (inferred: the discover keys plus the progress token counter, sorted as
 /// rmcp's maps sort them), without the progress token: built once per session.
-pub(crate) fn modern_meta_base(profile: Profile) -> Value {
+pub fn modern_meta_base(profile: Profile) -> Value {
     sorted(json!({
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
         "io.modelcontextprotocol/clientInfo": profile.client_info(),

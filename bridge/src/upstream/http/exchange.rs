@@ -2,16 +2,16 @@
 //! and its answer, a JSON body or an SSE stream, as events of the link.
 
 use super::Shared;
-use super::client::describe;
 use super::headers::{self, ParamHeader};
 use super::sse::SseReader;
 use crate::auth::challenge::Challenge;
 use crate::auth::errors::SignInError;
 use crate::auth::sign_in::Refusal;
 use crate::log::BRIDGE;
+use crate::net::describe;
 use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent, event_of_line};
-use crate::wire::codec::Line;
 use crate::wire::frame::Message;
+use crate::wire::line_reader::Line;
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{
@@ -137,7 +137,7 @@ pub(super) async fn exchange(
             challenge,
             used: bearer.map(|bearer| bearer.generation),
         };
-        match auth.on_refused(refusal, &shared.client_side(&events)).await {
+        match auth.on_refused(refusal, &shared.user_side(&events)).await {
             Ok(()) => continue,
             // The bridge stops: the request gets no answer.
             Err(SignInError::Canceled) => return,

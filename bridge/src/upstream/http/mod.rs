@@ -8,31 +8,22 @@
 //! failed request fails alone ([`UpstreamEvent::RequestFailed`]): an upstream at
 //! a URL never stops the bridge.
 
-mod client;
-mod environment;
 mod exchange;
 pub mod headers;
 pub mod sse;
-mod trust;
-
-pub use client::{ProxyEnvironment, build as build_client, describe};
-
-/// A client of the URL form without a proxy or extra roots, for unit tests.
-#[cfg(test)]
-pub(crate) fn client_for_tests() -> reqwest::Client {
-    client::build(&[], &ProxyEnvironment::default()).unwrap()
-}
+mod user_side;
 
 use super::{
     ClientState, ConnectError, Connector, LinkContext, Outgoing, UpstreamControl, UpstreamEvent,
     UpstreamLink,
 };
+use crate::auth::environment::SignInEnvironment;
 use crate::auth::receiver::Lingering;
-use crate::auth::sign_in::{Authorizer, ClientSide};
+use crate::auth::sign_in::Authorizer;
 use crate::auth::store::{ClientOption, EntryKey, TokenStore};
 use crate::config::{HttpTarget, StaticHeader};
 use crate::log::BRIDGE;
-pub use environment::SignInEnvironment;
+use crate::net::ProxyEnvironment;
 use exchange::ToolHeaders;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -113,7 +104,8 @@ impl HttpConnector {
 impl Connector for HttpConnector {
     fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
         // The connections come with the first request, in its own task.
-        let client = client::build(&self.target.extra_roots, &self.proxies)?;
+        let client = crate::net::build_client(&self.target.extra_roots, &self.proxies)
+            .map_err(|crate::net::ConfigurationError(error)| ConnectError::Configuration(error))?;
         let auth = self.authorizer(&client);
         let discover_extra = match &auth {
             Some(auth) if auth.sign_in_can_start() => self.target.sign_in.sign_in_timeout,
@@ -164,8 +156,8 @@ struct Shared {
 
 impl Shared {
     /// VS Code's side, for a sign-in that asks it.
-    fn client_side(&self, events: &mpsc::Sender<UpstreamEvent>) -> ClientSide {
-        ClientSide {
+    fn user_side(&self, events: &mpsc::Sender<UpstreamEvent>) -> user_side::LinkUserSide {
+        user_side::LinkUserSide {
             state: self.client_state.clone(),
             events: events.clone(),
         }
