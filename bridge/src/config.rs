@@ -169,6 +169,25 @@ impl Config {
     }
 }
 
+/// `mcp-bridge-vscode doctor`: the options of a server entry, and doctor's own.
+#[derive(Debug, Clone)]
+pub struct DoctorOptions {
+    /// The server entry's options, as a start of the bridge takes them.
+    pub config: Config,
+    /// `--json`: one JSON object on stdout in place of the text.
+    pub json: bool,
+    /// `--sign-in`: sign in when the server asks, as a start does (the URL form).
+    pub sign_in: bool,
+    /// `--call <name>` with the object of `--arguments` (`{}` by default).
+    pub call: Option<(String, serde_json::Map<String, serde_json::Value>)>,
+    /// `--log-level` when the command line gives it: the lines of the bridge at
+    /// that level go to stderr too.
+    pub echo: Option<LogLevel>,
+    /// The warnings of the command line (a secret in `--header`), which a start
+    /// writes to the Output channel.
+    pub warnings: Vec<String>,
+}
+
 /// The limits of the bridge. The defaults are the contract's; tests shorten them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {

@@ -32,6 +32,8 @@
 //! - `upstream`: the upstream server behind one small interface (a child process
 //!   over stdio, a URL, a server in the same process).
 //! - `auth`: the sign-in of the URL form and the token stores (M4, M6).
+//! - `doctor`: `mcp-bridge-vscode doctor`, which runs the layers above against an
+//!   upstream and tells whether VS Code will be able to use it.
 //!
 //! What only the fuzz targets and the tests reach (the pure rules, the line
 //! reading, the in-process upstream, the token stores) is re-exported by the hidden
@@ -48,6 +50,7 @@ mod cause;
 pub mod cli;
 mod client;
 pub mod config;
+mod doctor;
 #[cfg(feature = "rmcp")]
 pub mod embed;
 #[doc(hidden)]

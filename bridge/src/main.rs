@@ -1,5 +1,5 @@
 //! `mcp-bridge-vscode [options] -- <command> [args...]`, `mcp-bridge-vscode [options] <url>`
-//! and `mcp-bridge-vscode logout ...`
+//! `mcp-bridge-vscode logout ...` and `mcp-bridge-vscode doctor ...`
 
 use mcp_bridge_vscode::cli::{self, Parsed};
 use mcp_bridge_vscode::{log, run};
@@ -16,6 +16,8 @@ fn main() -> ExitCode {
             log::init(args.log_level);
             return ExitCode::from(cli::logout::run(&args));
         }
+        // doctor keeps the lines of the bridge for its report: no stderr logger.
+        Ok(Parsed::Doctor(options)) => return ExitCode::from(cli::doctor::run(&options)),
         Err(error) => {
             eprint!("{}", error.report());
             return ExitCode::from(2);

@@ -18,6 +18,16 @@ use std::time::Duration;
 /// The connector of the configured upstream; the URL form keeps the tokens of its
 /// sign-in in `store` (in memory when there is none).
 pub fn connector(config: &Config, store: Option<Arc<dyn TokenStore>>) -> Arc<dyn Connector> {
+    connector_with(config, store, SignInEnvironment::of_process())
+}
+
+/// [`connector`], with the environment of the sign-in (`doctor` gives one in
+/// which no sign-in asks the user unless it may).
+pub(crate) fn connector_with(
+    config: &Config,
+    store: Option<Arc<dyn TokenStore>>,
+    environment: SignInEnvironment,
+) -> Arc<dyn Connector> {
     match &config.upstream {
         UpstreamTarget::Command { program, args } => Arc::new(StdioConnector {
             program: program.clone(),
@@ -29,7 +39,7 @@ pub fn connector(config: &Config, store: Option<Arc<dyn TokenStore>>) -> Arc<dyn
             HttpConnector::new((**target).clone(), ProxyEnvironment::of_process()).with_sign_in(
                 SignIn {
                     store: store.unwrap_or_else(|| Arc::new(MemoryStore::default())),
-                    environment: SignInEnvironment::of_process(),
+                    environment,
                 },
             ),
         ),

@@ -65,6 +65,13 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
     ),
 ];
 
+/// Modules that only the named modules may import: (imported, importers, why).
+const ONLY_IMPORTED_BY: &[(&str, &[&str], &str)] = &[(
+    "doctor",
+    &["cli"],
+    "doctor runs the layers against an upstream for the command line; no layer depends on it",
+)];
+
 /// Any module, in [`FORBIDDEN`].
 const ANY: &str = "*";
 
@@ -513,6 +520,18 @@ fn no_import_breaks_the_layer_rules() {
             if (*importer == ANY || importer == from)
                 && (imported.contains(&ANY) || imported.contains(&to.as_str()))
             {
+                broken.push(format!("{from} imports {to} ({}): {why}", describe(import)));
+            }
+        }
+    }
+    for (imported, importers, why) in ONLY_IMPORTED_BY {
+        let into: Vec<_> = edges.iter().filter(|(_, to, _)| to == imported).collect();
+        assert!(
+            !into.is_empty(),
+            "nothing imports {imported}: the rule reads nothing"
+        );
+        for (from, to, import) in into {
+            if !importers.contains(&from.as_str()) {
                 broken.push(format!("{from} imports {to} ({}): {why}", describe(import)));
             }
         }

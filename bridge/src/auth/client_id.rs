@@ -70,6 +70,84 @@ pub struct Registered {
     pub client: Client,
 }
 
+/// Where the client ID of a sign-in at a server comes from, in the contract's
+/// order, decided before any request: [`resolve`] then checks the document or
+/// registers, and `doctor` tells it without doing either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientSource {
+    /// `--client-id`, for the issuer of `--client-issuer` when given.
+    ClientIdOption,
+    /// The client that the stored sign-in registered at the same issuer.
+    Registered,
+    /// The client ID metadata document of `--client-metadata-url`.
+    MetadataUrl,
+    /// The document of the bridge (the default redirect port, a server that
+    /// announces documents); registration when the bridge finds it not usable.
+    BridgeDocument,
+    /// Dynamic client registration.
+    Registration(WhyRegistration),
+}
+
+/// Why no client ID metadata document serves a sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhyRegistration {
+    /// The server announces no client ID metadata documents.
+    NoDocuments,
+    /// `--client-metadata-url`, but the server announces no documents.
+    MetadataUrlNotTaken,
+    /// Another `--redirect-port` than the one the bridge's document lists.
+    OtherRedirectPort(u16),
+}
+
+impl WhyRegistration {
+    /// The info line of the Output channel, for the reasons that have one.
+    pub fn line(&self) -> Option<String> {
+        match self {
+            Self::NoDocuments => None,
+            Self::MetadataUrlNotTaken => Some(
+                "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration".into(),
+            ),
+            Self::OtherRedirectPort(redirect_port) => Some(format!(
+                "the client metadata document of the bridge has only the redirect port 41894. With --redirect-port {redirect_port}, the bridge uses dynamic client registration"
+            )),
+        }
+    }
+}
+
+/// The source of the client ID for `server`, in the contract's order.
+/// `registered` is the client of the stored sign-in.
+pub fn source(
+    server: &AuthorizationServer,
+    options: &ClientOptions,
+    redirect_port: u16,
+    registered: Option<&Registered>,
+) -> Result<ClientSource, SignInError> {
+    if options.client_id.is_some() {
+        if let Some(issuer) = &options.client_issuer
+            && !same_issuer(issuer, &server.issuer)
+        {
+            return Err(SignInError::ClientIdNotForIssuer);
+        }
+        return Ok(ClientSource::ClientIdOption);
+    }
+    if registered.is_some_and(|r| r.issuer == server.issuer) {
+        return Ok(ClientSource::Registered);
+    }
+    Ok(if options.metadata_url.is_some() {
+        if server.client_id_metadata_document_supported {
+            ClientSource::MetadataUrl
+        } else {
+            ClientSource::Registration(WhyRegistration::MetadataUrlNotTaken)
+        }
+    } else if redirect_port != DOCUMENT_REDIRECT_PORT {
+        ClientSource::Registration(WhyRegistration::OtherRedirectPort(redirect_port))
+    } else if server.client_id_metadata_document_supported {
+        ClientSource::BridgeDocument
+    } else {
+        ClientSource::Registration(WhyRegistration::NoDocuments)
+    })
+}
+
 /// The client for `server`, in the contract's order, for the redirect URI of
 /// `redirect_port`. `registered` is the client of the stored sign-in, which a new
 /// sign-in at the same issuer uses again.
@@ -83,14 +161,9 @@ pub async fn resolve(
 ) -> Result<Client, SignInError> {
     let redirect_uri = &redirect_uri(redirect_port);
     let secret_in_body = takes_secret_only_in_body(server);
-    if let Some(id) = &options.client_id {
-        if let Some(issuer) = &options.client_issuer
-            && !same_issuer(issuer, &server.issuer)
-        {
-            return Err(SignInError::ClientIdNotForIssuer);
-        }
-        return Ok(Client {
-            id: id.clone(),
+    match source(server, options, redirect_port, registered)? {
+        ClientSource::ClientIdOption => Ok(Client {
+            id: options.client_id.clone().unwrap_or_default(),
             // The secret goes only to the issuer of --client-issuer (the command
             // line refuses a secret without it).
             secret: options
@@ -98,13 +171,15 @@ pub async fn resolve(
                 .as_ref()
                 .and(options.client_secret.clone()),
             secret_in_body,
-        });
-    }
-    if let Some(registered) = registered.filter(|r| r.issuer == server.issuer) {
-        return Ok(registered.client.clone());
-    }
-    if let Some(url) = &options.metadata_url {
-        if server.client_id_metadata_document_supported {
+        }),
+        ClientSource::Registered => match registered {
+            Some(registered) => Ok(registered.client.clone()),
+            None => register(http, server, redirect_uri, upstream).await,
+        },
+        ClientSource::MetadataUrl => {
+            let Some(url) = &options.metadata_url else {
+                return register(http, server, redirect_uri, upstream).await;
+            };
             match check_document(http, url, redirect_uri, upstream).await {
                 Checked::Usable => {}
                 Checked::Unreachable(error) => tracing::info!(
@@ -113,23 +188,19 @@ pub async fn resolve(
                 ),
                 Checked::NotUsable(detail) => return Err(SignInError::ClientMetadataUrl(detail)),
             }
-            return Ok(document_client(url.as_str()));
+            Ok(document_client(url.as_str()))
         }
-        tracing::info!(
-            target: BRIDGE,
-            "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration"
-        );
-    } else if redirect_port != DOCUMENT_REDIRECT_PORT {
-        tracing::info!(
-            target: BRIDGE,
-            "the client metadata document of the bridge has only the redirect port 41894. With --redirect-port {redirect_port}, the bridge uses dynamic client registration"
-        );
-    } else if server.client_id_metadata_document_supported
-        && let Some(client) = bridge_document(http, redirect_uri, upstream).await
-    {
-        return Ok(client);
+        ClientSource::BridgeDocument => match bridge_document(http, redirect_uri, upstream).await {
+            Some(client) => Ok(client),
+            None => register(http, server, redirect_uri, upstream).await,
+        },
+        ClientSource::Registration(why) => {
+            if let Some(line) = why.line() {
+                tracing::info!(target: BRIDGE, "{line}");
+            }
+            register(http, server, redirect_uri, upstream).await
+        }
     }
-    register(http, server, redirect_uri, upstream).await
 }
 
 /// The client of a client ID metadata document: its URL, without a secret.
@@ -312,6 +383,93 @@ mod tests {
             registered,
             &Url::parse("https://mcp.example.com/mcp").unwrap(),
         ))
+    }
+
+    #[test]
+    fn the_source_of_the_client_id_follows_the_order_of_the_contract() {
+        let mut documents = server(None);
+        documents.client_id_metadata_document_supported = true;
+        let none = ClientOptions::default();
+        let id = ClientOptions {
+            client_id: Some("c1".into()),
+            ..ClientOptions::default()
+        };
+        let document = ClientOptions {
+            metadata_url: Some(Url::parse("https://d.example/c.json").unwrap()),
+            ..ClientOptions::default()
+        };
+        let registered = Registered {
+            issuer: "https://as.example.com".into(),
+            client: Client {
+                id: "dyn-1".into(),
+                secret: None,
+                secret_in_body: false,
+            },
+        };
+        let default_port = DOCUMENT_REDIRECT_PORT;
+        let cases = [
+            (
+                &documents,
+                &id,
+                default_port,
+                Some(&registered),
+                ClientSource::ClientIdOption,
+            ),
+            (
+                &documents,
+                &none,
+                default_port,
+                Some(&registered),
+                ClientSource::Registered,
+            ),
+            (
+                &documents,
+                &document,
+                41895,
+                None,
+                ClientSource::MetadataUrl,
+            ),
+            (
+                &server(None),
+                &document,
+                default_port,
+                None,
+                ClientSource::Registration(WhyRegistration::MetadataUrlNotTaken),
+            ),
+            (
+                &documents,
+                &none,
+                41895,
+                None,
+                ClientSource::Registration(WhyRegistration::OtherRedirectPort(41895)),
+            ),
+            (
+                &documents,
+                &none,
+                default_port,
+                None,
+                ClientSource::BridgeDocument,
+            ),
+            (
+                &server(None),
+                &none,
+                default_port,
+                None,
+                ClientSource::Registration(WhyRegistration::NoDocuments),
+            ),
+        ];
+        for (server, options, port, registered, expected) in cases {
+            assert_eq!(source(server, options, port, registered), Ok(expected));
+        }
+        assert!(WhyRegistration::NoDocuments.line().is_none());
+        assert!(
+            WhyRegistration::OtherRedirectPort(41895)
+                .line()
+                .unwrap()
+                .ends_with(
+                    "With --redirect-port 41895, the bridge uses dynamic client registration"
+                )
+        );
     }
 
     #[test]

@@ -131,6 +131,17 @@ pub async fn protected_resource(
     server_url: &Url,
     challenge: &Challenge,
 ) -> Result<ProtectedResource, SignInError> {
+    protected_resource_found_at(client, server_url, challenge)
+        .await
+        .map(|(metadata, _)| metadata)
+}
+
+/// [`protected_resource`], with the URL where it was found (`doctor` tells it).
+pub async fn protected_resource_found_at(
+    client: &reqwest::Client,
+    server_url: &Url,
+    challenge: &Challenge,
+) -> Result<(ProtectedResource, Url), SignInError> {
     let urls = resource_metadata_urls(server_url, challenge)
         .map_err(|refused| SignInError::Discovery(refused.to_string()))?;
     let mut last = None;
@@ -148,7 +159,7 @@ pub async fn protected_resource(
                         "the protected resource metadata names no authorization server".into(),
                     ));
                 }
-                return Ok(metadata);
+                return Ok((metadata, url));
             }
             Err(error) => last = Some(error),
         }

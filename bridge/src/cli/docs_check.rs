@@ -1,6 +1,6 @@
 //! docs/configuration.md stays true: every `.vscode/mcp.json` block of the page is
 //! given to the bridge's own parser, and the options table has every option of
-//! the two clap commands and no other (issue 19). A page that a user pastes from
+//! the clap commands and no other (issue 19). A page that a user pastes from
 //! must not drift from the executable.
 
 use super::{ArgsError, Parsed, parse_with_env};
@@ -101,9 +101,12 @@ fn accepts(args: &[String], env: &[(String, String)]) -> Result<(), String> {
     let mut all = vec!["mcp-bridge-vscode".to_owned()];
     all.extend(args.iter().cloned());
     match parse_with_env(all, &lookup) {
-        Ok(Parsed::Run { .. } | Parsed::Logout(_)) | Err(ArgsError::CaFile(_)) => Ok(()),
+        Ok(Parsed::Run { .. } | Parsed::Logout(_) | Parsed::Doctor(_))
+        | Err(ArgsError::CaFile(_)) => Ok(()),
         Ok(Parsed::Print(_)) => Err("prints help instead of serving".into()),
-        Err(ArgsError::Usage(error) | ArgsError::Logout(error)) => Err(error.0),
+        Err(ArgsError::Usage(error) | ArgsError::Logout(error) | ArgsError::Doctor(error)) => {
+            Err(error.0)
+        }
     }
 }
 
@@ -186,6 +189,23 @@ fn the_logout_commands_of_the_page_are_accepted_by_the_parser() {
     assert_eq!(checked, 3);
 }
 
+#[test]
+fn the_doctor_commands_of_the_page_are_accepted_by_the_parser() {
+    let mut checked = 0;
+    for block in blocks(PAGE, "sh") {
+        for line in block.lines() {
+            let Some(rest) = line.strip_prefix("mcp-bridge-vscode doctor") else {
+                continue;
+            };
+            let mut args = vec!["doctor".to_owned()];
+            args.extend(rest.split_whitespace().map(str::to_owned));
+            accepts(&args, &[]).unwrap_or_else(|error| panic!("{line}: {error}"));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4);
+}
+
 /// The options of the table: the first cell of each row that starts with `| \`--`.
 fn table_options() -> BTreeSet<String> {
     PAGE.lines()
@@ -200,16 +220,19 @@ fn table_options() -> BTreeSet<String> {
         .collect()
 }
 
-/// Every long option of the serving command and of `logout`, from clap itself,
+/// Every long option of the serving command, of `logout` and of `doctor`, from clap itself,
 /// with the `--help` and `--version` that clap adds.
 fn parser_options() -> BTreeSet<String> {
     let mut serving = super::command();
     let mut logout = super::logout::command();
+    let mut doctor = super::doctor::command();
     serving.build();
     logout.build();
+    doctor.build();
     serving
         .get_arguments()
         .chain(logout.get_arguments())
+        .chain(doctor.get_arguments())
         .filter_map(|arg| arg.get_long())
         .map(|long| format!("--{long}"))
         .collect()
@@ -225,7 +248,7 @@ fn the_options_table_has_every_option_of_the_bridge_and_no_other() {
         missing.is_empty() && unknown.is_empty(),
         "options of the bridge missing from docs/configuration.md: {missing:?}; options of the page that the bridge does not have: {unknown:?}"
     );
-    assert_eq!(table.len(), 20);
+    assert_eq!(table.len(), 24);
 }
 
 #[test]

@@ -8,6 +8,7 @@
 
 #[cfg(test)]
 mod docs_check;
+pub mod doctor;
 pub mod logout;
 pub mod url_form;
 
@@ -37,6 +38,8 @@ pub enum Parsed {
     Print(String),
     /// `logout`: delete stored sign-ins ([`logout::run`]).
     Logout(logout::LogoutArgs),
+    /// `doctor`: check a server for VS Code ([`doctor::run`]).
+    Doctor(Box<crate::config::DoctorOptions>),
 }
 
 /// Why the bridge does not start: exit code 2.
@@ -48,6 +51,8 @@ pub enum ArgsError {
     CaFile(String),
     /// The arguments of `logout` are not valid: the line, then its usage.
     Logout(UsageError),
+    /// The arguments of `doctor` are not valid: the line, then its usage.
+    Doctor(UsageError),
 }
 
 impl ArgsError {
@@ -59,6 +64,11 @@ impl ArgsError {
                 "mcp-bridge-vscode: vscode: error: {}\nUsage: {}\nRun mcp-bridge-vscode logout --help for the options.\n",
                 error.0,
                 logout::LOGOUT_USAGE
+            ),
+            Self::Doctor(error) => format!(
+                "mcp-bridge-vscode: vscode: error: {}\nUsage: {}\nRun mcp-bridge-vscode doctor --help for the options.\n",
+                error.0,
+                doctor::DOCTOR_USAGE
             ),
             Self::CaFile(error) => format!(
                 "mcp-bridge-vscode: vscode: error: cannot use the CA certificates of --ca-file: {error}\n"
@@ -95,7 +105,7 @@ fn command() -> Command {
         .override_usage(USAGE)
         .args_override_self(true)
         .disable_help_subcommand(true)
-        .after_help("The bridge starts <command> at the first initialize of VS Code and speaks revision 2026-07-28 to it over stdio, or it connects to the server at <url> over Streamable HTTP. Write absolute paths. Never write a secret in the arguments: give it in an environment variable and name the variable with --header-env. Exit codes: 0 at the end of stdin, 1 when the upstream command stops or at an internal error, 2 for arguments that are not valid, a missing variable of --header-env or a --ca-file that the bridge cannot use.")
+        .after_help("The bridge starts <command> at the first initialize of VS Code and speaks revision 2026-07-28 to it over stdio, or it connects to the server at <url> over Streamable HTTP. Write absolute paths. Never write a secret in the arguments: give it in an environment variable and name the variable with --header-env. Exit codes: 0 at the end of stdin, 1 when the upstream command stops or at an internal error, 2 for arguments that are not valid, a missing variable of --header-env or a --ca-file that the bridge cannot use.\n\nSubcommands:\n  mcp-bridge-vscode doctor [options] <url> | -- <command> [args...]\n      Check a server before you add it to VS Code: give the options of its entry (mcp-bridge-vscode doctor --help).\n  mcp-bridge-vscode logout [--account <label>] [options] <url> | --all\n      Delete a stored sign-in (mcp-bridge-vscode logout --help).")
         .arg(
             Arg::new("name")
                 .long("name")
@@ -218,6 +228,9 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if args.get(1).is_some_and(|word| word == "doctor") {
+        return doctor::parse(args.get(2..).unwrap_or_default(), env);
+    }
     if args.get(1).is_some_and(|word| word == "logout") {
         return match logout::parse(args.get(2..).unwrap_or_default())? {
             logout::ParsedLogout::Run(logout) => Ok(Parsed::Logout(logout)),
@@ -425,6 +438,8 @@ fn target_error(target: &OsString) -> UsageError {
     let text = target.to_string_lossy();
     if text == "logout" {
         UsageError("write logout first, before its options".into())
+    } else if text == "doctor" {
+        UsageError("write doctor first, before its options".into())
     } else {
         UsageError(
             "an argument before -- is not an option: write -- before the upstream command".into(),
@@ -506,6 +521,7 @@ mod tests {
             Parsed::Run { config, warnings } => Ok((*config, warnings)),
             Parsed::Print(text) => panic!("printed {text}"),
             Parsed::Logout(args) => panic!("logout {args:?}"),
+            Parsed::Doctor(options) => panic!("doctor {options:?}"),
         }
     }
 
@@ -514,6 +530,7 @@ mod tests {
             ArgsError::Usage(error) => error.0,
             ArgsError::CaFile(error) => panic!("a CA file error: {error}"),
             ArgsError::Logout(error) => panic!("a logout error: {error:?}"),
+            ArgsError::Doctor(error) => panic!("a doctor error: {error:?}"),
         }
     }
 
@@ -608,6 +625,14 @@ mod tests {
             error(&["--name", "x", "logout"]),
             "write logout first, before its options"
         );
+        assert_eq!(
+            error(&["--name", "x", "doctor"]),
+            "write doctor first, before its options"
+        );
+        assert!(matches!(
+            parse(["mcp-bridge-vscode", "doctor", "--", "/abs/server"]),
+            Ok(Parsed::Doctor(_))
+        ));
         assert!(matches!(
             parse(["mcp-bridge-vscode", "logout", "--all"]),
             Ok(Parsed::Logout(_))
@@ -782,6 +807,7 @@ mod tests {
             panic!()
         };
         assert!(help.contains(USAGE) && help.contains("--max-line-bytes"));
+        assert!(help.contains("mcp-bridge-vscode doctor [options] <url>"));
         for option in url_form_options() {
             assert!(help.contains(&format!("--{option}")), "{option}");
         }

@@ -50,6 +50,17 @@ pub fn build(
     extra_roots: &[CertificateDer<'static>],
     proxies: &ProxyEnvironment,
 ) -> Result<reqwest::Client, ConfigurationError> {
+    builder(extra_roots, proxies)?
+        .build()
+        .map_err(|error| ConfigurationError(describe(error)))
+}
+
+/// The builder of [`build`], for a caller that adds to the client of the URL form
+/// without changing it (`doctor` asks for the server's certificate).
+pub fn builder(
+    extra_roots: &[CertificateDer<'static>],
+    proxies: &ProxyEnvironment,
+) -> Result<reqwest::ClientBuilder, ConfigurationError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let ca_error =
         |error: rustls::Error| ConfigurationError(format!("the CA certificates: {error}"));
@@ -76,9 +87,7 @@ pub fn build(
     if let Some(proxy) = &proxies.proxy {
         builder = builder.proxy(proxy_of(proxy, proxies.no_proxy.as_deref())?);
     }
-    builder
-        .build()
-        .map_err(|error| ConfigurationError(describe(error)))
+    Ok(builder)
 }
 
 /// The proxy for every request but those to a loopback host or a NO_PROXY host;
@@ -92,13 +101,35 @@ fn proxy_of(proxy: &str, no_proxy: Option<&str>) -> Result<reqwest::Proxy, Confi
             url.scheme()
         )));
     }
-    let exceptions = match no_proxy {
-        Some(list) => format!("{list},{LOOPBACK_NO_PROXY}"),
-        None => LOOPBACK_NO_PROXY.to_owned(),
-    };
     let proxy = reqwest::Proxy::all(url)
         .map_err(|_| ConfigurationError("the proxy variable is not valid".into()))?;
-    Ok(proxy.no_proxy(reqwest::NoProxy::from_string(&exceptions)))
+    Ok(proxy.no_proxy(reqwest::NoProxy::from_string(&exceptions(no_proxy))))
+}
+
+/// The hosts without a proxy: those of `NO_PROXY`, and the loopback hosts always.
+fn exceptions(no_proxy: Option<&str>) -> String {
+    match no_proxy {
+        Some(list) => format!("{list},{LOOPBACK_NO_PROXY}"),
+        None => LOOPBACK_NO_PROXY.to_owned(),
+    }
+}
+
+/// Whether a request to `url` goes through the proxy of `proxies`: the matcher of
+/// the HTTP client itself (hyper-util's, which reqwest builds from the same proxy
+/// and the same exceptions), so that the answer is the client's.
+pub fn uses_proxy(proxies: &ProxyEnvironment, url: &url::Url) -> bool {
+    let Some(proxy) = &proxies.proxy else {
+        return false;
+    };
+    let Ok(uri) = url.as_str().parse::<http::Uri>() else {
+        return false;
+    };
+    hyper_util::client::proxy::matcher::Matcher::builder()
+        .all(proxy.clone())
+        .no(exceptions(proxies.no_proxy.as_deref()))
+        .build()
+        .intercept(&uri)
+        .is_some()
 }
 
 /// The text of a client error and its causes, without its URL: the URL of a
@@ -149,6 +180,33 @@ mod tests {
                 other => panic!("{proxy}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_request_uses_the_proxy_unless_no_proxy_or_a_loopback_host_exempts_its_host() {
+        let url = |text: &str| url::Url::parse(text).unwrap();
+        let environment = ProxyEnvironment {
+            proxy: Some("http://user:pass@proxy.example:3128".into()),
+            no_proxy: Some("intranet.example, 10.0.0.0/8".into()),
+        };
+        assert!(uses_proxy(
+            &environment,
+            &url("https://mcp.example.com/mcp")
+        ));
+        for exempt in [
+            "https://intranet.example/mcp",
+            "https://tools.intranet.example/mcp",
+            "https://10.1.2.3/mcp",
+            "http://127.0.0.1:3000/mcp",
+            "http://localhost:3000/mcp",
+            "http://[::1]:3000/mcp",
+        ] {
+            assert!(!uses_proxy(&environment, &url(exempt)), "{exempt}");
+        }
+        assert!(!uses_proxy(
+            &ProxyEnvironment::default(),
+            &url("https://mcp.example.com/mcp")
+        ));
     }
 
     #[test]

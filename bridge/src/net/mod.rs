@@ -14,7 +14,10 @@ pub mod client;
 pub mod trust;
 pub mod url;
 
-pub use client::{ConfigurationError, ProxyEnvironment, build as build_client, describe};
+pub use client::{
+    ConfigurationError, ProxyEnvironment, build as build_client, builder as client_builder,
+    describe, uses_proxy,
+};
 
 /// A client with the system's CA certificates and no proxy, for unit tests.
 #[cfg(test)]

@@ -393,7 +393,7 @@ fn status_failure(status: StatusCode) -> RequestFailure {
 }
 
 /// The headers of every POST (Streamable HTTP, "Sending Messages").
-pub(super) fn base_headers(method: &str) -> HeaderMap {
+pub fn base_headers(method: &str) -> HeaderMap {
     let mut map = HeaderMap::new();
     map.insert(
         ACCEPT,

@@ -25,6 +25,7 @@ use crate::config::{HttpTarget, StaticHeader};
 use crate::log::BRIDGE;
 use crate::net::ProxyEnvironment;
 use exchange::ToolHeaders;
+pub use exchange::base_headers;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
+pub use user_side::ELICITATION_MESSAGE;
 
 /// Makes a link to the upstream at `target.url` at each connect.
 #[derive(Debug, Clone)]
@@ -79,26 +81,31 @@ impl HttpConnector {
 
     fn authorizer(&self, client: &reqwest::Client) -> Option<Arc<Authorizer>> {
         let sign_in = self.sign_in.as_ref()?;
-        let options = &self.target.sign_in;
         let mut settings = sign_in.environment.settings(&self.target);
         settings.lingering = self.lingering.clone();
-        let key = EntryKey::new(
-            self.target.url.as_str(),
-            &options.account,
-            &crate::auth::receiver::redirect_uri(options.redirect_port),
-            match (&options.client_id, &options.client_metadata_url) {
-                (Some(id), _) => ClientOption::ClientId(id),
-                (None, Some(url)) => ClientOption::MetadataDocument(url.as_str()),
-                (None, None) => ClientOption::Default,
-            },
-        );
         Some(Arc::new(Authorizer::new(
             settings,
             client.clone(),
             sign_in.store.clone(),
-            key,
+            entry_key(&self.target),
         )))
     }
+}
+
+/// The entry of the token store that the sign-in of `target` keeps: its URL, its
+/// account and its redirect URI, with the client option that changes the client.
+pub fn entry_key(target: &HttpTarget) -> EntryKey {
+    let options = &target.sign_in;
+    EntryKey::new(
+        target.url.as_str(),
+        &options.account,
+        &crate::auth::receiver::redirect_uri(options.redirect_port),
+        match (&options.client_id, &options.client_metadata_url) {
+            (Some(id), _) => ClientOption::ClientId(id),
+            (None, Some(url)) => ClientOption::MetadataDocument(url.as_str()),
+            (None, None) => ClientOption::Default,
+        },
+    )
 }
 
 impl Connector for HttpConnector {
@@ -213,7 +220,7 @@ impl Shared {
 }
 
 /// The static headers, checked by the command line already.
-fn static_headers(headers: &[StaticHeader]) -> Vec<(HeaderName, HeaderValue)> {
+pub fn static_headers(headers: &[StaticHeader]) -> Vec<(HeaderName, HeaderValue)> {
     headers
         .iter()
         .filter_map(|header| {
