@@ -1,17 +1,19 @@
 //! The bridge executable in front of an upstream server at a URL: the URL form, the
-//! proxy, reliability, the sign-in, the token stores, logout, the TypeScript SDK 2.x
-//! and the official suite's client mode.
+//! proxy, reliability, the sign-in, the token stores, logout, the TypeScript SDK 2.x,
+//! the official suite's client mode, and doctor at a URL.
 //!
 //! One test executable for these files (autotests are off in Cargo.toml): each
 //! executable links the bridge and its dependencies once, which is most of the
 //! build time of the tests.
 
+mod doctor_run;
 mod https_fixture;
 mod pipes;
 mod recording_proxy;
 mod scripted_oauth;
 mod tiny_http;
 
+mod doctor_url;
 mod interop_url;
 mod logout;
 mod official_suite_client;

@@ -124,6 +124,9 @@ fn call(context: &Context<'_>, run: &Run) -> Finding {
                 Finding::pass(Check::Call, summary).lines(lines)
             }
         }
+        Reply::Error(error) if context.refused_sign_in(error) => {
+            Finding::skipped(Check::Call, super::NEEDS_SIGN_IN)
+        }
         Reply::Error(error) => {
             let message = error
                 .get("message")

@@ -68,6 +68,9 @@ pub fn findings(context: &Context<'_>, run: &Run, report: &mut Report) {
 /// A list that failed: the error as VS Code shows it, and the lines.
 fn list_failed(context: &Context<'_>, check: Check, what: &str, listed: &Listed) -> Finding {
     let error = listed.error.clone().unwrap_or(Value::Null);
+    if context.refused_sign_in(&error) {
+        return Finding::skipped(check, super::NEEDS_SIGN_IN);
+    }
     let message = error
         .get("message")
         .and_then(Value::as_str)

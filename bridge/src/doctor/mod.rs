@@ -58,6 +58,22 @@ pub struct Context<'a> {
     pub call: Option<(String, Map<String, Value>)>,
 }
 
+impl Context<'_> {
+    /// Whether an error is doctor's own refusal to sign in: without `--sign-in`,
+    /// the session's sign-in fails at once through the rule of the sandbox, and
+    /// its cause is then no finding of the server.
+    pub fn refused_sign_in(&self, error: &Value) -> bool {
+        !self.sign_in
+            && matches!(self.config.upstream, UpstreamTarget::Url(_))
+            && revision::cause_of(error) == Some(crate::cause::Cause::SignInSandbox)
+            && !crate::auth::environment::SignInEnvironment::of_process().sandbox
+    }
+}
+
+/// What a check says when the server asked for a sign-in that doctor does not do.
+pub const NEEDS_SIGN_IN: &str =
+    "the server asked for a sign-in here: doctor signs in only with --sign-in";
+
 /// How much longer than the bridge's own wait doctor waits for initialize.
 const INITIALIZE_MARGIN: Duration = Duration::from_secs(15);
 
@@ -103,6 +119,7 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
     let mut report = Report::new(upstream_name(&config.upstream));
     let plan = session::Plan {
         initialize_limit: config.discover_timeout + INITIALIZE_MARGIN,
+        discover_wait: config.discover_timeout,
         call: options.call.clone(),
         sign_in_urls: None,
     };
@@ -132,13 +149,18 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
                 sign_in_plan.store.clone(),
                 sign_in_plan.environment.clone(),
             );
+            let static_authorization = target
+                .headers
+                .iter()
+                .any(|header| header.name == "authorization");
+            let sign_in_wait = if sign_in_plan.sign_in_can_start && !static_authorization {
+                target.sign_in.sign_in_timeout
+            } else {
+                Duration::ZERO
+            };
             let plan = session::Plan {
-                initialize_limit: plan.initialize_limit
-                    + if options.sign_in {
-                        target.sign_in.sign_in_timeout
-                    } else {
-                        Duration::ZERO
-                    },
+                initialize_limit: plan.initialize_limit + sign_in_wait,
+                discover_wait: config.discover_timeout + sign_in_wait,
                 sign_in_urls: options.sign_in.then(|| {
                     (!target.sign_in.no_browser)
                         .then(|| sign_in_plan.environment.settings(target).opener)

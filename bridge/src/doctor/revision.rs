@@ -205,7 +205,9 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
     }
 }
 
-/// revision.discover when the upstream answered: its revisions and its time.
+/// revision.discover when the upstream answered: its revisions and its time,
+/// against `--discover-timeout` (a start with a usable stored sign-in waits for
+/// that alone; one that can sign in waits for `--sign-in-timeout` too).
 fn discover_passed(context: &Context<'_>, run: &Run, report: &mut Report) {
     let limit = context.config.discover_timeout;
     let answer = run.tap.answers("server/discover").into_iter().next();
@@ -221,7 +223,12 @@ fn discover_passed(context: &Context<'_>, run: &Run, report: &mut Report) {
         took.as_millis(),
         limit.as_secs()
     );
-    let finding = if took * 2 > limit {
+    let mut finding = if took > limit {
+        Finding::warning(Check::Discover, summary).advice(
+            Section::Revision,
+            "The answer came after --discover-timeout: it passed only because a sign-in could start (the bridge then also waits for --sign-in-timeout); a start with a stored sign-in fails. Raise --discover-timeout, or make the server answer sooner.",
+        )
+    } else if took * 2 > limit {
         Finding::warning(Check::Discover, summary).advice(
             Section::Revision,
             "The answer came late: a slower start runs into --discover-timeout. Raise it, or make the server answer sooner.",
@@ -229,6 +236,12 @@ fn discover_passed(context: &Context<'_>, run: &Run, report: &mut Report) {
     } else {
         Finding::pass(Check::Discover, summary)
     };
+    if run.discover_wait > limit {
+        finding = finding.detail(format!(
+            "a sign-in can start, so the bridge waits for --discover-timeout and --sign-in-timeout together ({} s)",
+            run.discover_wait.as_secs()
+        ));
+    }
     report.add(finding);
 }
 

@@ -30,6 +30,9 @@ const MAX_PAGES: usize = 1000;
 pub struct Plan {
     /// How long initialize may take: the discover time of the bridge, and a margin.
     pub initialize_limit: Duration,
+    /// How long the bridge waits for server/discover: `--discover-timeout`, and
+    /// `--sign-in-timeout` with it when a sign-in can start.
+    pub discover_wait: Duration,
     /// `--call`: the tool and its arguments.
     pub call: Option<(String, Map<String, Value>)>,
     /// With `--sign-in`: how the URL of a later sign-in opens (`None` inside:
@@ -55,6 +58,8 @@ pub struct Listed {
 
 /// What happened in the session.
 pub struct Run {
+    /// The wait of the bridge for server/discover ([`Plan::discover_wait`]).
+    pub discover_wait: Duration,
     pub initialize: Reply,
     pub initialize_took: Duration,
     /// The lines from the start of the session to the initialize result.
@@ -127,6 +132,7 @@ pub async fn run(
         .await;
     let initialize_took = started.elapsed();
     let mut run = Run {
+        discover_wait: plan.discover_wait,
         initialize,
         initialize_took,
         initialize_lines: (start_mark, lines.mark()),

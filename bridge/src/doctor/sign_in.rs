@@ -43,6 +43,9 @@ pub struct Plan {
     pub before: Option<StoredSignIn>,
     /// The store as it opened, and the entry of this URL and account.
     pub opened: Option<(Arc<dyn TokenStore>, EntryKey)>,
+    /// No stored access token is valid for more than a minute: a start then
+    /// waits for `--discover-timeout` and `--sign-in-timeout` together.
+    pub sign_in_can_start: bool,
 }
 
 /// The readiness of the sign-in, and the plan of the session.
@@ -64,6 +67,7 @@ pub async fn check(
         no_sign_in: false,
         before: None,
         opened: None,
+        sign_in_can_start: false,
     };
     if static_authorization {
         for check in SIGN_IN_CHECKS {
@@ -102,6 +106,16 @@ pub async fn check(
     plan.before = stored.clone();
     plan.opened = Some((store.clone(), key.clone()));
     let client = reached.client.clone();
+    // As the connector of a start decides it, with the same store and entry.
+    let usable = match (&stored, &client) {
+        (Some(_), Some(client)) => {
+            let settings = process.settings(target);
+            !Authorizer::new(settings, client.clone(), store.clone(), key.clone())
+                .sign_in_can_start()
+        }
+        _ => false,
+    };
+    plan.sign_in_can_start = !usable;
 
     if !reached.asks_for_sign_in() {
         let why = match reached.status {
@@ -118,11 +132,6 @@ pub async fn check(
     let Some(client) = client else {
         plan.skip = Some("no HTTP client".into());
         return plan;
-    };
-    let usable = stored.is_some() && {
-        let settings = process.settings(target);
-        let authorizer = Authorizer::new(settings, client.clone(), store.clone(), key.clone());
-        !authorizer.sign_in_can_start()
     };
     let mut ready = true;
     let found =
@@ -198,12 +207,14 @@ pub async fn check(
             }
         }
     }
-    report.add(redirect_port_finding(target, !usable));
+    let port_finding = redirect_port_finding(target, !usable);
+    ready &= port_finding.status != Status::Fail;
+    report.add(port_finding);
     report.add(stored_finding(
         context,
         target,
         stored.as_ref(),
-        usable,
+        (usable, ready),
         server.as_ref(),
         &opened,
         &process,
@@ -501,24 +512,31 @@ fn client_id_finding(
             ),
         ),
         Ok(ClientSource::Registration(why)) => {
-            let mut finding = match &server.registration_endpoint {
+            // The line of the reason comes first, as the sign-in writes it first.
+            let reason: Vec<String> = why
+                .line()
+                .map(|line| bridge_info(&line))
+                .into_iter()
+                .collect();
+            match &server.registration_endpoint {
                 Some(endpoint) => Finding::pass(
                     Check::ClientId,
                     format!(
                         "dynamic client registration at {}",
                         origin_and_path(endpoint)
                     ),
-                ),
-                None => failed(
-                    Check::ClientId,
-                    "the bridge would register a client, but the server has no registration endpoint",
-                    &SignInError::NoClientRegistration,
-                ),
-            };
-            if let Some(line) = why.line() {
-                finding = finding.line(bridge_info(&line));
+                )
+                .lines(reason),
+                None => {
+                    let mut finding = failed(
+                        Check::ClientId,
+                        "the bridge would register a client, but the server has no registration endpoint",
+                        &SignInError::NoClientRegistration,
+                    );
+                    finding.lines.splice(0..0, reason);
+                    finding
+                }
             }
-            finding
         }
     }
 }
@@ -559,7 +577,7 @@ fn stored_finding(
     context: &Context<'_>,
     target: &HttpTarget,
     stored: Option<&StoredSignIn>,
-    usable: bool,
+    (usable, ready): (bool, bool),
     server: Option<&AuthorizationServer>,
     opened: &OpenedStore,
     process: &SignInEnvironment,
@@ -584,11 +602,16 @@ fn stored_finding(
         } else {
             ""
         };
-        return Finding::pass(
+        let finding = Finding::pass(
             Check::StoredSignIn,
-            format!("no stored sign-in for this URL and the account {account}: the start signs in and {how}{memory}"),
-        )
-        .advice(
+            format!(
+                "no stored sign-in for this URL and the account {account}: the start signs in and {how}{memory}"
+            ),
+        );
+        if !ready {
+            return finding;
+        }
+        return finding.advice(
             Section::SignIn,
             if context.sign_in {
                 "doctor signs in now, as a start would (--sign-in)."

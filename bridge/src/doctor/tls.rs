@@ -27,15 +27,15 @@ pub fn refusal_of(error: &(dyn Error + 'static)) -> Option<Refusal> {
         if let Some(tls) = error.downcast_ref::<TlsError>() {
             return refusal(tls);
         }
-        // An I/O error hides the error it wraps from `source`.
-        if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && let Some(tls) = io
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<TlsError>())
-        {
-            return refusal(tls);
-        }
-        current = error.source();
+        // An I/O error hides the error it wraps from `source` (and may wrap
+        // another I/O error): its own reference leads on.
+        current = match error.downcast_ref::<std::io::Error>() {
+            Some(io) => match io.get_ref() {
+                Some(inner) => Some(inner as &(dyn Error + 'static)),
+                None => io.source(),
+            },
+            None => error.source(),
+        };
     }
     None
 }
@@ -55,10 +55,18 @@ fn refusal(error: &TlsError) -> Option<Refusal> {
         }
         CertificateError::NotValidForName => Refusal::WrongHost(Vec::new()),
         CertificateError::NotValidForNameContext { presented, .. } => {
-            Refusal::WrongHost(presented.clone())
+            Refusal::WrongHost(presented.iter().map(|name| plain_name(name)).collect())
         }
         other => Refusal::Other(format!("{other:?}")),
     })
+}
+
+/// A name that rustls presents as `DnsName("host")`, as `host`.
+fn plain_name(name: &str) -> String {
+    name.split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .map(|inner| inner.trim_matches('"').to_owned())
+        .unwrap_or_else(|| name.to_owned())
 }
 
 /// The end of the validity of a certificate (DER), in seconds since the Unix
@@ -214,6 +222,13 @@ mod tests {
     }
 
     #[test]
+    fn a_presented_name_loses_its_kind() {
+        assert_eq!(plain_name("DnsName(\"wrong.example\")"), "wrong.example");
+        assert_eq!(plain_name("IpAddress(192.0.2.1)"), "192.0.2.1");
+        assert_eq!(plain_name("plain"), "plain");
+    }
+
+    #[test]
     fn times_of_both_forms_and_dates_are_read_and_written() {
         assert_eq!(parse_time(0x17, b"700101000000Z"), Some(0));
         assert_eq!(parse_time(0x18, b"20000301000000Z"), Some(951_868_800));
@@ -230,6 +245,12 @@ mod tests {
             CertificateError::UnknownIssuer,
         ));
         assert_eq!(refusal_of(&io), Some(Refusal::UnknownCa));
+        // As the HTTP client gives it: an I/O error in an I/O error.
+        let nested = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            TlsError::InvalidCertificate(CertificateError::NotValidForName),
+        ));
+        assert_eq!(refusal_of(&nested), Some(Refusal::WrongHost(Vec::new())));
         let other = std::io::Error::other("connection refused");
         assert_eq!(refusal_of(&other), None);
     }
