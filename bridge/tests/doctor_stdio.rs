@@ -38,10 +38,14 @@ for line in sys.stdin:
 /// that become one id, a name with a dot, a schema that is not draft-07.
 const ODD_TOOLS_SERVER: &str = r#"
 import json, sys
+DEEP = {"type": "string"}
+for _ in range(70):
+    DEEP = {"type": "array", "items": DEEP}
 TOOLS = [
     {"name": "files.read", "inputSchema": {"type": "object"}},
     {"name": "files_read", "inputSchema": {"type": "object"}},
     {"name": "broken", "inputSchema": {"type": "object", "properties": {"a": {"type": 5}}}},
+    {"name": "deep", "inputSchema": DEEP},
 ]
 for line in sys.stdin:
     if not line.strip():
@@ -281,7 +285,7 @@ async fn names_that_collide_in_vscode_and_schemas_that_vscode_omits_fail() {
     let report = doctor(&["--", "python3", script.to_str().unwrap()], &[]).await;
     report.assert_well_formed();
     assert_eq!(report.code, Some(1));
-    report.expect("vscode.tools", "pass", "3 tools");
+    report.expect("vscode.tools", "pass", "4 tools");
     report.expect(
         "vscode.tool_names",
         "fail",
@@ -298,6 +302,16 @@ async fn names_that_collide_in_vscode_and_schemas_that_vscode_omits_fail() {
     assert_eq!(
         report.finding("vscode.tool_schemas")["lines"][0],
         "VS Code: 1 tools have invalid JSON schemas and will be omitted"
+    );
+    let deep_line = format!(
+        "mcp-bridge-vscode: bridge: info: tool 'deep': the input schema at '{}' is too deep to examine",
+        "/items".repeat(64)
+    );
+    assert_eq!(
+        report.finding("vscode.tool_schemas")["lines"][1],
+        deep_line.as_str(),
+        "{}",
+        report.stdout
     );
     report.expect("vscode.listen", "pass", "declares no list changes");
     report.expect("vscode.prompts", "skipped", "declares no prompts");

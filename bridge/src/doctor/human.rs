@@ -115,7 +115,9 @@ pub fn verdict(report: &Report) -> String {
         report.count(Status::Fail),
         report.count(Status::Skipped)
     );
-    if report.exit_code() == 0 {
+    if report.exit_code() == 0 && !report.complete() {
+        format!("No check failed, but doctor could not check what VS Code gets ({counts}).")
+    } else if report.exit_code() == 0 {
         format!("VS Code will work with this server through the bridge ({counts}).")
     } else {
         format!("VS Code will not work with this server through the bridge as it is ({counts}).")

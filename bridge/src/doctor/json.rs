@@ -31,6 +31,7 @@ pub fn render(report: &Report) -> String {
         "version": env!("CARGO_PKG_VERSION"),
         "upstream": report.upstream,
         "vscode_will_work": report.exit_code() == 0,
+        "complete": report.complete(),
         "exit_code": report.exit_code(),
         "counts": {
             "pass": report.count(Status::Pass),

@@ -8,9 +8,10 @@ use super::Context;
 use super::report::{Check, Finding, Report, counted};
 use super::revision::cause_of;
 use super::session::{Listed, Run};
-use super::texts::{Section, bridge_info, invalid_schemas_line};
+use super::texts::{Section, invalid_schemas_line, schema_fix_line};
 use crate::config::UpstreamTarget;
 use crate::rules::results::shape_result;
+use crate::rules::schema_repair::{MAX_SCHEMA_DEPTH, SchemaFix};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -294,10 +295,7 @@ fn tool_schemas(run: &Run) -> Finding {
                 .map(|(name, _)| format!("'{name}'")),
         );
     }
-    let lines: Vec<String> = repairs
-        .iter()
-        .map(|fix| bridge_info(&fix.log_line()))
-        .collect();
+    let lines: Vec<String> = repairs.iter().map(schema_fix_line).collect();
     if !omitted.is_empty() {
         return Finding::fail(
             Check::ToolSchemas,
@@ -322,11 +320,25 @@ fn tool_schemas(run: &Run) -> Finding {
                 output_schemas_gone.join(", ")
             ));
         }
+        let too_deep = repairs
+            .iter()
+            .filter(|fix| matches!(fix.fix, SchemaFix::TooDeep { .. }))
+            .count();
+        if too_deep > 0 {
+            let schemas = if too_deep == 1 {
+                "1 schema is".to_owned()
+            } else {
+                format!("{too_deep} schemas are")
+            };
+            details.push(format!(
+                "{schemas} deeper than {MAX_SCHEMA_DEPTH} levels: the bridge did not examine the deeper part"
+            ));
+        }
         return Finding::warning(
             Check::ToolSchemas,
             format!(
                 "the bridge repairs {} of the input schemas (R6), so that the Copilot extension does not stop every chat request",
-                counted(repairs.len(), "place")
+                counted(repairs.len() - too_deep, "place")
             ),
         )
         .details(details)

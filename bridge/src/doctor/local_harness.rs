@@ -5,8 +5,8 @@
 //! none; doctor tells that they were asked. Only the URL of a sign-in of the
 //! bridge is opened, with `--sign-in`, as VS Code opens it when the user accepts.
 
+use super::texts::SIGN_IN_ELICITATION;
 use crate::auth::browser::Opener;
-use crate::upstream::http::ELICITATION_MESSAGE;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use tokio::time::{Duration, Instant, timeout_at};
@@ -135,7 +135,7 @@ impl LocalHarness {
             return false;
         };
         let sign_in = params.get("mode") == Some(&json!("url"))
-            && params.get("message") == Some(&json!(ELICITATION_MESSAGE));
+            && params.get("message") == Some(&json!(SIGN_IN_ELICITATION));
         let Some(url) = params
             .get("url")
             .and_then(Value::as_str)

@@ -91,7 +91,7 @@ pub fn run(options: &DoctorOptions) -> u8 {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("mcp-bridge-vscode: vscode: error: doctor cannot start: {error}");
+            eprintln!("{}", texts::cannot_run(&error));
             return 1;
         }
     };

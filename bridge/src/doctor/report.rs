@@ -327,6 +327,13 @@ impl Report {
             .count()
     }
 
+    /// Whether doctor saw the start through: the revision was checked, so what
+    /// VS Code gets was too (or failed with it).
+    pub fn complete(&self) -> bool {
+        self.status(Check::Discover)
+            .is_some_and(|status| status != Status::Skipped)
+    }
+
     /// The exit code: 0 when VS Code will work, 1 when a check failed.
     pub fn exit_code(&self) -> u8 {
         u8::from(self.count(Status::Fail) > 0)

@@ -8,7 +8,7 @@ use super::Context;
 use super::local_harness::{CLIENT_NAME, Reply};
 use super::report::{Check, Finding, Report, Status, counted};
 use super::session::Run;
-use super::texts::{Section, connect_line};
+use super::texts::{Section, connect_line, is_router_warning};
 use crate::cause::Cause;
 use crate::config::UpstreamTarget;
 use crate::rules::SERVER_INFO_KEY;
@@ -193,9 +193,11 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
                     counted(unreadable.len(), "line")
                 ),
             )
-            .lines(context.lines.matching_since(run.initialize_lines.0, |line| {
-                line.starts_with("mcp-bridge-vscode: mcp_router: warning:")
-            }))
+            .lines(
+                context
+                    .lines
+                    .matching_since(run.initialize_lines.0, is_router_warning),
+            )
             .advice(
                 Section::Reach,
                 "Write the logs of the server to stderr: stdout carries only JSON-RPC messages, one per line.",

@@ -12,7 +12,7 @@ use super::report::{Check, Finding, Report, Status};
 use super::revision::{cause_of, is_sign_in_cause};
 use super::session::Run;
 use super::store::ReadOnly;
-use super::texts::{Section, bridge_info, sign_in_line};
+use super::texts::{Section, registration_line, sign_in_line};
 use super::tls;
 use crate::auth::authorization_url::{self, AuthorizationRequest};
 use crate::auth::bridge_document::DOCUMENT_URL;
@@ -513,11 +513,7 @@ fn client_id_finding(
         ),
         Ok(ClientSource::Registration(why)) => {
             // The line of the reason comes first, as the sign-in writes it first.
-            let reason: Vec<String> = why
-                .line()
-                .map(|line| bridge_info(&line))
-                .into_iter()
-                .collect();
+            let reason: Vec<String> = registration_line(&why).into_iter().collect();
             match &server.registration_endpoint {
                 Some(endpoint) => Finding::pass(
                     Check::ClientId,

@@ -4,11 +4,17 @@
 //! docs/troubleshooting.md that the advice points to. Everything else doctor
 //! writes is its own.
 
+use crate::auth::client_id::WhyRegistration;
 use crate::auth::errors::SignInError;
 use crate::cause::Cause;
-use crate::log::{BRIDGE, line};
+use crate::log::{BRIDGE, MCP_ROUTER, line};
+use crate::rules::results::ToolSchemaFix;
 use crate::upstream::ConnectError;
 use tracing::Level;
+
+/// The message of the URL elicitation of a sign-in of the bridge, which doctor's
+/// harness opens with `--sign-in`.
+pub use crate::upstream::http::ELICITATION_MESSAGE as SIGN_IN_ELICITATION;
 
 /// A section of docs/troubleshooting.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +94,31 @@ pub fn connect_line(error: &ConnectError) -> String {
 /// The line of a failed step of the sign-in, for the failures that have one.
 pub fn sign_in_line(error: &SignInError) -> Option<String> {
     error.log_line().map(|text| bridge_warning(&text))
+}
+
+/// The info line of a repair of an input schema (R6), or of one too deep.
+pub fn schema_fix_line(fix: &ToolSchemaFix) -> String {
+    bridge_info(&fix.log_line())
+}
+
+/// The info line that says why the bridge registers a client, when it has one.
+pub fn registration_line(why: &WhyRegistration) -> Option<String> {
+    why.line().map(|text| bridge_info(&text))
+}
+
+/// Whether a line is a warning of the routing of the upstream's frames (a frame
+/// that the bridge dropped, such as a log line on stdout).
+pub fn is_router_warning(text: &str) -> bool {
+    text.starts_with(&line(MCP_ROUTER, &Level::WARN, ""))
+}
+
+/// The error line of doctor itself when it cannot run (no runtime).
+pub fn cannot_run(error: &dyn std::fmt::Display) -> String {
+    line(
+        crate::log::VSCODE,
+        &Level::ERROR,
+        &format!("doctor cannot start: {error}"),
+    )
 }
 
 /// The error as VS Code shows it: `MPC <code>: <message>` (VS Code writes "MPC").
