@@ -402,6 +402,16 @@ async fn the_text_report_is_aligned_without_colour_and_bad_arguments_exit_2_with
             "{stderr}"
         );
     }
+    // The lines of the bridge stay in the report, unless --log-level asks for them.
+    let quiet = run(&["--", &fixture_exe()], &[]).await;
+    let quiet = String::from_utf8(quiet.stderr).unwrap();
+    assert!(!quiet.contains("mcp-bridge-vscode: bridge:"), "{quiet}");
+    let echoed = run(&["--log-level", "info", "--", &fixture_exe()], &[]).await;
+    let echoed = String::from_utf8(echoed.stderr).unwrap();
+    assert!(
+        echoed.contains("mcp-bridge-vscode: bridge: info: the upstream server is ready"),
+        "{echoed}"
+    );
     let help = run(&["--help"], &[]).await;
     let help = String::from_utf8(help.stdout).unwrap();
     for option in [

@@ -295,7 +295,14 @@ fn store_finding(
     opened: &OpenedStore,
     mark: usize,
 ) -> Finding {
-    let lines = context.lines.matching_since(mark, |_| true);
+    // The start line of the store, and what the store warns of.
+    let lines: Vec<String> = context
+        .lines
+        .since(mark)
+        .into_iter()
+        .filter(|line| line.level <= tracing::Level::INFO)
+        .map(|line| line.text)
+        .collect();
     let summary = format!("a start opens the store: {}", opened_summary(opened));
     let finding = if opened.store.kind() == StoreKind::Memory
         && target.sign_in.token_store == TokenStoreChoice::Auto
