@@ -40,8 +40,22 @@ pub enum CatalogError {
         path: String,
         error: serde_json::Error,
     },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    #[error("{path}: {problem}")]
+    Invalid {
+        path: String,
+        problem: CatalogProblem,
+    },
+}
+
+/// What is wrong in a catalog that parses.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogProblem {
+    #[error("the item {0} occurs twice")]
+    Twice(String),
+    #[error("the item {0} has no milestone")]
+    NoMilestone(String),
+    #[error("the item {item} names the milestone {milestone}, which is not a column")]
+    NoColumn { item: String, milestone: String },
 }
 
 impl Catalog {
@@ -57,29 +71,29 @@ impl Catalog {
                 path: name.clone(),
                 error,
             })?;
-        catalog.check().map_err(|message| CatalogError::Invalid {
+        catalog.check().map_err(|problem| CatalogError::Invalid {
             path: name,
-            message,
+            problem,
         })?;
         Ok(catalog)
     }
 
     /// Ids are unique, and every milestone of an item is a column.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), CatalogProblem> {
         let mut seen = std::collections::HashSet::new();
         for item in &self.items {
             if !seen.insert(item.id.as_str()) {
-                return Err(format!("the item {} occurs twice", item.id));
+                return Err(CatalogProblem::Twice(item.id.clone()));
             }
             if item.milestones.is_empty() {
-                return Err(format!("the item {} has no milestone", item.id));
+                return Err(CatalogProblem::NoMilestone(item.id.clone()));
             }
             for milestone in &item.milestones {
                 if !self.milestones.contains(milestone) {
-                    return Err(format!(
-                        "the item {} names the milestone {milestone}, which is not a column",
-                        item.id
-                    ));
+                    return Err(CatalogProblem::NoColumn {
+                        item: item.id.clone(),
+                        milestone: milestone.clone(),
+                    });
                 }
             }
         }
@@ -194,9 +208,9 @@ mod tests {
     fn a_duplicate_or_an_unknown_milestone_is_refused() {
         let mut catalog = catalog();
         catalog.items.push(catalog.items[0].clone());
-        assert!(catalog.check().unwrap_err().contains("twice"));
+        assert!(catalog.check().unwrap_err().to_string().contains("twice"));
         let mut catalog = self::tests::catalog();
         catalog.items[0].milestones.push("M9".into());
-        assert!(catalog.check().unwrap_err().contains("M9"));
+        assert!(catalog.check().unwrap_err().to_string().contains("M9"));
     }
 }

@@ -43,6 +43,36 @@ use tokio::time::Duration;
 /// The start URL that the browsers accept: anything else is a wrong bridge.
 const START_URL: &str = "^http://127\\.0\\.0\\.1:[0-9]+/start/[A-Za-z0-9_-]{43}$";
 
+/// Why the fixture over HTTPS, or what goes with it, did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpsUpstreamError {
+    #[error("the fixture over HTTPS: {0}")]
+    Fixture(harness_sim::url_fixture::AnnounceError),
+    #[error("the fixture over HTTPS names no CA file")]
+    NoCaFile,
+    #[error("cannot make a folder: {0}")]
+    Folder(std::io::Error),
+    #[error("cannot make the run's folder: {0}")]
+    RunFolder(std::io::Error),
+    #[error("cannot listen on a port: {0}")]
+    Listen(std::io::Error),
+    #[error("cannot start the proxy: {0}")]
+    Proxy(std::io::Error),
+    #[error("cannot write the browser script: {0}")]
+    WriteBrowser(std::io::Error),
+    #[error("cannot make the browser script executable: {0}")]
+    BrowserMode(std::io::Error),
+}
+
+/// Why the test browser did not sign in.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error("cannot start the test browser: {0}")]
+    Start(std::io::Error),
+    #[error("the test browser did not complete the sign-in: {0}")]
+    NoSignIn(String),
+}
+
 /// A running fixture over HTTPS.
 pub struct HttpsUpstream {
     pub url: String,
@@ -68,7 +98,7 @@ impl HttpsUpstream {
         args: &[String],
         env: &[(String, String)],
         url_host: Option<&str>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, HttpsUpstreamError> {
         let names = url_host.map(|host| ["--tls-name", host]);
         let mut command = Command::new(fixture);
         command
@@ -80,15 +110,13 @@ impl HttpsUpstream {
             .stderr(Stdio::piped());
         let announced = url_fixture::start(command, Duration::from_secs(20))
             .await
-            .map_err(|e| format!("the fixture over HTTPS: {e}"))?;
+            .map_err(HttpsUpstreamError::Fixture)?;
         let (mut child, mut lines) = (announced.child, announced.stdout);
         let mut url = announced.url;
         if let Some(host) = url_host {
             url = url.replacen("127.0.0.1", host, 1);
         }
-        let ca_file = announced
-            .ca_file
-            .ok_or("the fixture over HTTPS names no CA file")?;
+        let ca_file = announced.ca_file.ok_or(HttpsUpstreamError::NoCaFile)?;
         let (exchange, exchanges) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
@@ -112,17 +140,16 @@ impl HttpsUpstream {
                 }
             });
         }
-        let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
+        let dir = tempfile::tempdir().map_err(HttpsUpstreamError::Folder)?;
         write_browsers(dir.path(), fixture, &ca_file)?;
-        std::fs::create_dir(dir.path().join("run"))
-            .map_err(|e| format!("cannot make the run's folder: {e}"))?;
-        let busy = std::net::TcpListener::bind("127.0.0.1:0")
-            .map_err(|e| format!("cannot listen on a port: {e}"))?;
+        std::fs::create_dir(dir.path().join("run")).map_err(HttpsUpstreamError::RunFolder)?;
+        let busy =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(HttpsUpstreamError::Listen)?;
         let free_port = harness_sim::ports::free_port();
         let proxy = if env.iter().any(|(_, value)| value.contains("$PROXY")) {
             let proxy = crate::proxy::Proxy::start()
                 .await
-                .map_err(|e| format!("cannot start the proxy: {e}"))?;
+                .map_err(HttpsUpstreamError::Proxy)?;
             Some(proxy)
         } else {
             None
@@ -183,19 +210,17 @@ impl HttpsUpstream {
     /// Opens `url` in the fixture's test browser, as a user who accepts a URL
     /// elicitation does; `Err` when the browser did not reach a page that says
     /// the sign-in worked.
-    pub async fn open(&self, url: &str) -> Result<(), String> {
+    pub async fn open(&self, url: &str) -> Result<(), BrowserError> {
         let output = Command::new(&self.fixture)
             .args(["--browse", url, "--ca-file", &self.ca_file])
             .output()
             .await
-            .map_err(|e| format!("cannot start the test browser: {e}"))?;
+            .map_err(BrowserError::Start)?;
         if output.status.success() {
             Ok(())
         } else {
-            Err(format!(
-                "the test browser did not complete the sign-in: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            Err(BrowserError::NoSignIn(stderr))
         }
     }
 
@@ -217,7 +242,7 @@ fn write_browsers(
     dir: &std::path::Path,
     fixture: &std::path::Path,
     ca_file: &str,
-) -> Result<(), String> {
+) -> Result<(), HttpsUpstreamError> {
     let browse = format!(
         "'{}' --browse \"$1\" --ca-file '{ca_file}' >/dev/null 2>&1",
         fixture.display()
@@ -250,12 +275,12 @@ fn write_browsers(
     for (name, body) in scripts {
         let path = dir.join(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n"))
-            .map_err(|e| format!("cannot write the browser script: {e}"))?;
+            .map_err(HttpsUpstreamError::WriteBrowser)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .map_err(|e| format!("cannot make the browser script executable: {e}"))?;
+                .map_err(HttpsUpstreamError::BrowserMode)?;
         }
     }
     Ok(())

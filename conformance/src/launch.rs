@@ -2,9 +2,9 @@
 //! relay) and the bridge process with the transcript's arguments and environment.
 //! Both the runner of steps and the replay of recordings start here.
 
-use crate::bins::Bins;
+use crate::bins::{Bins, BinsError};
 use crate::format::{Header, Transcript, Upstream};
-use crate::https_upstream::HttpsUpstream;
+use crate::https_upstream::{HttpsUpstream, HttpsUpstreamError};
 use crate::schema::Schemas;
 use crate::upstream::{Mode, UpstreamHub};
 use harness_sim::process::{PeerOptions, Received, StdioPeer};
@@ -38,8 +38,21 @@ pub struct Launched {
     pub https: Option<HttpsUpstream>,
 }
 
+/// Why a run did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Https(#[from] HttpsUpstreamError),
+    #[error("cannot listen for the relay: {0}")]
+    Relay(std::io::Error),
+    #[error(transparent)]
+    Bins(#[from] BinsError),
+    #[error("cannot start the bridge: {0}")]
+    Bridge(harness_sim::process::PeerError),
+}
+
 /// Starts the hub and the bridge of a transcript.
-pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched, String> {
+pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched, LaunchError> {
     let header = &transcript.header;
     let https = match &header.upstream {
         Upstream::HttpsFixture(args) => Some(
@@ -68,7 +81,7 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         Some(mode) => Some(
             UpstreamHub::start(mode, token())
                 .await
-                .map_err(|e| format!("cannot listen for the relay: {e}"))?,
+                .map_err(LaunchError::Relay)?,
         ),
         None => None,
     };
@@ -95,8 +108,7 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
     for (key, value) in bridge_environment(env, header, https.as_ref()) {
         options.env.push((key.into(), value.into()));
     }
-    let peer = StdioPeer::spawn_with(&command, options)
-        .map_err(|e| format!("cannot start the bridge: {e}"))?;
+    let peer = StdioPeer::spawn_with(&command, options).map_err(LaunchError::Bridge)?;
     Ok(Launched { peer, hub, https })
 }
 

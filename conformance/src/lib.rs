@@ -20,7 +20,7 @@
 //! - [`https_upstream`]: the fixture over HTTPS of a transcript of the URL form (M4).
 //! - [`proxy`]: the CONNECT proxy of the transcripts of Q10.
 //! - [`launch`]: the start of a run, the hub and the bridge (for the runner and the replay).
-//! - [`runner`]: one transcript against one bridge process.
+//! - [`runner`]: one transcript against one bridge process, one file per kind of step.
 //! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
 //! - [`checks`] and [`schema`]: the wire checks of every transcript (both schemas,
 //!   the rules of the reference), one file for each side (`client`, `upstream`).

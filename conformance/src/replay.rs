@@ -25,7 +25,7 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         https: _https,
     } = match start_bridge(transcript, env).await {
         Ok(started) => started,
-        Err(message) => return vec![Failure::at(1, message)],
+        Err(error) => return vec![Failure::at(1, error.to_string())],
     };
     let wait = Duration::from_millis(transcript.header.timeout_ms);
     let mut failures = Vec::new();

@@ -4,7 +4,7 @@
 
 use super::forward::{format_duration, invalid_response, may_ask_for_input};
 use super::kept::KeptParams;
-use super::requests::{InFlight, KeptRequest, Opening, RoundPhase};
+use super::requests::{InFlight, KeptRequest, RoundPhase};
 use super::{Phase, Session, key_of};
 use crate::cause::{BridgeError, Cause};
 use crate::log::BRIDGE;
@@ -109,18 +109,17 @@ impl Session {
             meta,
         });
         let limit = self.round_limit(&method, 1);
+        let first_notice = self.limits.still_waiting_after;
         self.requests.open(
             key,
-            Opening {
-                id,
-                method,
-                client_token,
-                progress_token,
-                upstream_id,
-                kept,
-                first_notice: self.limits.still_waiting_after,
-                limit,
-            },
+            id,
+            method,
+            client_token,
+            progress_token,
+            upstream_id,
+            kept,
+            first_notice,
+            limit,
         );
     }
 

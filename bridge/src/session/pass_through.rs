@@ -88,10 +88,10 @@ impl Session {
         for fix in fixes {
             tracing::info!(target: BRIDGE, "{}", fix.log_line());
         }
-        if let Some(request) = self.end_request(&key, "the request ended").await {
+        if let Some(mut request) = self.end_request(&key, "the request ended").await {
             // The members stay in the line: a large result is never copied.
             let result = result.into_shared(line.shared_line());
-            self.out.send_result(request.into_id(), result).await;
+            self.out.send_result(request.take_id(), result).await;
         }
         true
     }

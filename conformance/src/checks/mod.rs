@@ -91,7 +91,11 @@ impl Report<'_> {
 
     fn validate(&mut self, revision: Revision, def: &str, instance: &Value, frame: &Value) {
         if let Err(error) = self.schemas.validate(revision, def, instance) {
-            self.fail(&format!("schema {}", revision.name()), error, frame);
+            self.fail(
+                &format!("schema {}", revision.name()),
+                error.to_string(),
+                frame,
+            );
         }
     }
 }

@@ -76,12 +76,12 @@ impl AuthServer {
         resource: &str,
         options: AuthOptions,
         ca_files: &[PathBuf],
-    ) -> Result<AuthServer, String> {
+    ) -> Result<AuthServer, crate::fetch::TrustError> {
         let issuer = resource
             .strip_suffix(crate::http_body::PATH)
             .unwrap_or(resource)
             .to_owned();
-        let tls = crate::fetch::connector(ca_files).map_err(|e| e.to_string())?;
+        let tls = crate::fetch::connector(ca_files)?;
         Ok(AuthServer {
             issuer,
             resource: resource.to_owned(),

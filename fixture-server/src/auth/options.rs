@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The lifetime of an access token without `--token-lifetime` (study §1.5).
 pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(900);
 /// The longest `--token-lifetime`: one year.
-const MAX_TOKEN_LIFETIME: u64 = 365 * 86_400;
+pub const MAX_TOKEN_LIFETIME: u64 = 365 * 86_400;
 
 /// The options of the authorization server; `enabled: false` is the plain server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,99 +122,7 @@ impl Default for AuthOptions {
     }
 }
 
-/// The options that need `--auth` (besides `--auth` and `--oauth`).
-pub const AUTH_OPTIONS: &[&str] = &[
-    "--no-registration",
-    "--cimd",
-    "--auth-ca-file",
-    "--deny",
-    "--no-iss",
-    "--forget-clients",
-    "--token-lifetime",
-    "--no-refresh-tokens",
-    "--invalid-grant",
-    "--hostile-authorization-endpoint",
-    "--hostile-redirect",
-    "--prm-authorization-server",
-    "--cimd-document",
-];
-
 impl AuthOptions {
-    /// Applies one option of [`AUTH_OPTIONS`] (or `--auth`, `--oauth`) with its value
-    /// (empty for a flag); the error names the option.
-    pub fn apply(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "--auth" | "--oauth" => self.enabled = true,
-            "--no-registration" => self.registration = false,
-            "--cimd" => self.cimd = true,
-            "--auth-ca-file" => self.ca_file = Some(value.into()),
-            "--deny" => self.deny = true,
-            "--no-iss" => self.iss = false,
-            "--forget-clients" => self.forget_clients = true,
-            "--token-lifetime" => {
-                let seconds = value
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|s| (1..=MAX_TOKEN_LIFETIME).contains(s) && !value.starts_with('+'))
-                    .ok_or_else(|| {
-                        format!(
-                            "the value '{value}' of --token-lifetime is not a number from 1 to {MAX_TOKEN_LIFETIME}"
-                        )
-                    })?;
-                self.token_lifetime = Duration::from_secs(seconds);
-            }
-            "--no-refresh-tokens" => self.refresh_tokens = false,
-            "--invalid-grant" => self.invalid_grant = true,
-            "--hostile-authorization-endpoint" => {
-                self.hostile_endpoint = Some(match value {
-                    "shell" => HostileEndpoint::Shell,
-                    "javascript" => HostileEndpoint::Javascript,
-                    "file" => HostileEndpoint::File,
-                    _ => {
-                        return Err(format!(
-                            "the value '{value}' of --hostile-authorization-endpoint is not shell, javascript or file"
-                        ));
-                    }
-                });
-            }
-            "--hostile-redirect" => {
-                self.hostile_redirect = Some(match value {
-                    "wrong-iss" => HostileRedirect::WrongIss,
-                    "wrong-state" => HostileRedirect::WrongState,
-                    "replayed-code" => HostileRedirect::ReplayedCode,
-                    _ => {
-                        return Err(format!(
-                            "the value '{value}' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
-                        ));
-                    }
-                });
-            }
-            "--prm-authorization-server" => {
-                let valid = url::Url::parse(value)
-                    .is_ok_and(|url| url.has_host() && matches!(url.scheme(), "http" | "https"));
-                if !valid {
-                    return Err(format!(
-                        "the value '{value}' of --prm-authorization-server is not an http or https URL"
-                    ));
-                }
-                self.prm_authorization_server = Some(value.to_owned());
-            }
-            "--cimd-document" => {
-                let (url, path) = value
-                    .split_once('=')
-                    .filter(|(url, path)| url.starts_with("https://") && !path.is_empty())
-                    .ok_or_else(|| {
-                        format!(
-                            "the value '{value}' of --cimd-document is not URL=PATH (an https URL)"
-                        )
-                    })?;
-                self.cimd_documents.push((url.to_owned(), path.into()));
-            }
-            other => return Err(format!("unknown argument '{other}'")),
-        }
-        Ok(())
-    }
-
     /// Whether an option other than `--auth` was given.
     pub fn has_sub_options(&self) -> bool {
         AuthOptions {
@@ -227,73 +135,6 @@ impl AuthOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_auth_option_fills_its_field() {
-        let mut auth = AuthOptions::default();
-        for (name, value) in [
-            ("--oauth", ""),
-            ("--no-registration", ""),
-            ("--cimd", ""),
-            ("--auth-ca-file", "/tmp/ca.crt"),
-            ("--deny", ""),
-            ("--no-iss", ""),
-            ("--forget-clients", ""),
-            ("--token-lifetime", "5"),
-            ("--no-refresh-tokens", ""),
-            ("--invalid-grant", ""),
-            ("--hostile-authorization-endpoint", "javascript"),
-            ("--hostile-redirect", "wrong-state"),
-            ("--prm-authorization-server", "http://127.0.0.1:9"),
-            ("--cimd-document", "https://d.example/c.json=/tmp/c.json"),
-        ] {
-            auth.apply(name, value).unwrap();
-        }
-        assert!(auth.enabled && !auth.registration && auth.cimd && auth.deny);
-        assert!(!auth.iss && auth.forget_clients && !auth.refresh_tokens && auth.invalid_grant);
-        assert_eq!(auth.ca_file, Some(PathBuf::from("/tmp/ca.crt")));
-        assert_eq!(auth.token_lifetime, Duration::from_secs(5));
-        assert_eq!(auth.hostile_endpoint, Some(HostileEndpoint::Javascript));
-        assert_eq!(auth.hostile_redirect, Some(HostileRedirect::WrongState));
-        assert_eq!(
-            auth.prm_authorization_server.as_deref(),
-            Some("http://127.0.0.1:9")
-        );
-        assert_eq!(
-            auth.cimd_documents,
-            [(
-                "https://d.example/c.json".to_owned(),
-                PathBuf::from("/tmp/c.json")
-            )]
-        );
-        assert!(auth.has_sub_options());
-    }
-
-    #[test]
-    fn a_bad_token_lifetime_names_the_option() {
-        let mut auth = AuthOptions::default();
-        assert_eq!(
-            auth.apply("--token-lifetime", "0").unwrap_err(),
-            "the value '0' of --token-lifetime is not a number from 1 to 31536000"
-        );
-        assert!(auth.apply("--token-lifetime", "+5").is_err());
-        assert_eq!(
-            auth.apply("--hostile-redirect", "x").unwrap_err(),
-            "the value 'x' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
-        );
-        assert_eq!(
-            auth.apply("--hostile-authorization-endpoint", "")
-                .unwrap_err(),
-            "the value '' of --hostile-authorization-endpoint is not shell, javascript or file"
-        );
-        assert!(
-            auth.apply("--prm-authorization-server", "javascript:x")
-                .is_err()
-        );
-        assert!(auth.apply("--cimd-document", "http://d/c.json=/x").is_err());
-        assert!(auth.apply("--cimd-document", "https://d/c.json").is_err());
-        assert!(!auth.has_sub_options());
-    }
 
     #[test]
     fn the_shell_endpoint_would_create_its_marker_in_a_shell() {

@@ -13,7 +13,7 @@ use hyper::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use rmcp::model::{ErrorCode, ErrorData};
 
-use super::headers::{self, HEADER_MISMATCH};
+use super::headers::{self, HEADER_MISMATCH, HeaderMismatch};
 use super::sse::{self, StreamSettings};
 use crate::auth::grants::Access;
 use crate::auth::{self, AuthServer};
@@ -233,7 +233,7 @@ impl Endpoint {
         &self,
         headers: &hyper::HeaderMap,
         request: &wire::Request,
-    ) -> Result<(), String> {
+    ) -> Result<(), HeaderMismatch> {
         if request.method != "tools/call" {
             return Ok(());
         }
@@ -260,7 +260,7 @@ impl Endpoint {
             headers::check_request(headers, &request.method, request.params.as_ref())
                 .and_then(|()| self.check_tool_headers(headers, &request))
         {
-            let mismatch = ErrorData::new(ErrorCode(HEADER_MISMATCH), message, None);
+            let mismatch = ErrorData::new(ErrorCode(HEADER_MISMATCH), message.to_string(), None);
             return error(StatusCode::BAD_REQUEST, Some(&id), mismatch);
         }
         if !methods::serves(&self.session, &request.method) {

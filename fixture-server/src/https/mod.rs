@@ -175,6 +175,17 @@ fn announce(host: &str, port: u16, tls: Option<&tls::Tls>) -> std::io::Result<St
     Ok(url)
 }
 
+/// Why the server over HTTP cannot start.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error(transparent)]
+    StateKey(#[from] crate::state::StateKeyError),
+    #[error("the variable {0} of --bearer-env is not set")]
+    NoBearer(String),
+    #[error(transparent)]
+    Trust(#[from] crate::fetch::TrustError),
+}
+
 /// The one session of the server behind the endpoint, with its outbox routed.
 fn endpoint(
     config: &Config,
@@ -182,7 +193,7 @@ fn endpoint(
     auth_options: &AuthOptions,
     url: &str,
     ca_file: Option<std::path::PathBuf>,
-) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), String> {
+) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), StartError> {
     let config = config.clone();
     let states = StateCodec::new()?;
     let catalog = crate::profiles::catalog(&config);
@@ -208,10 +219,9 @@ fn endpoint(
         faults: http.faults.clone(),
     };
     let bearer = match &http.bearer_env {
-        Some(variable) => Some(
-            std::env::var(variable)
-                .map_err(|_| format!("the variable {variable} of --bearer-env is not set"))?,
-        ),
+        Some(variable) => {
+            Some(std::env::var(variable).map_err(|_| StartError::NoBearer(variable.clone()))?)
+        }
         None => None,
     };
     let auth = if auth_options.enabled {
