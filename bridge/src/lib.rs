@@ -18,8 +18,9 @@
 //!
 //! - `wire`: JSON-RPC frames as `serde_json::Value`, ids, the line reader (with
 //!   `--max-line-bytes`) and the line writer. No MCP rules.
-//! - `cause`: the causes of the contract's errors, with their codes and the
-//!   messages VS Code shows; each layer maps its own failures to one.
+//! - `catalogue`: what the user sees, as data: the causes of the contract's
+//!   errors, with their codes and the messages VS Code shows; each layer maps its
+//!   own failures to one.
 //! - `client`: VS Code's side: the reader of its lines, the writer of its frames,
 //!   and stdin and stdout.
 //! - `session`: one task owns the connection with VS Code: the lifecycle, the
@@ -44,7 +45,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 mod auth;
-mod cause;
+mod catalogue;
 pub mod cli;
 mod client;
 pub mod config;

@@ -14,7 +14,7 @@
 //! `{...}` in the source and `<...>` on the page are placeholders; two lines are
 //! the same when they are equal with every placeholder made `<>`.
 
-use crate::cause::Cause;
+use crate::catalogue::Cause;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -16,9 +16,10 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
         "wire is the ground: JSON-RPC frames and lines, it imports nothing above it",
     ),
     (
-        "cause",
+        "catalogue",
         &[ANY],
-        "cause is a leaf that every layer maps its failures to",
+        "the catalogue of what the user sees is a leaf: every layer maps its events to \
+         its entries",
     ),
     (
         "net",

@@ -2,7 +2,7 @@
 //! that VS Code gets and to the line of the Output channel.
 
 use super::authorization_url::UnsafeUrl;
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use std::time::Duration;
 
 /// A sign-in that did not give a token. No text here holds a secret.

@@ -1,7 +1,7 @@
 //! The reading end toward VS Code: a task that reads stdin into events, one per
 //! line, each read once.
 
-use crate::cause::Cause;
+use crate::catalogue::Cause;
 use crate::log::BRIDGE;
 use crate::rules::FORWARDED_METHODS;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};

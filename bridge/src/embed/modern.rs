@@ -8,7 +8,7 @@
 //!   ends the listen streams at once, gives the other requests `shutdown_grace`,
 //!   and then fires the cancel tokens of the requests that are left.
 
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage,
     RequestId, ServerJsonRpcMessage,

@@ -11,7 +11,7 @@
 //! The machine does no I/O: each event returns the [`Action`]s for the session.
 
 use super::events::{notification, stream_notification};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::rules::capabilities::Declared;
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value, json};

@@ -2,7 +2,7 @@
 
 use super::Session;
 use super::requests::{InFlight, Pending};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::log::{BRIDGE, MCP_ROUTER};
 use crate::notify::listen::End;
 use crate::rules::errors;

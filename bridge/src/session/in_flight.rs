@@ -6,7 +6,7 @@ use super::forward::{format_duration, invalid_response, may_ask_for_input};
 use super::kept::KeptParams;
 use super::requests::{InFlight, KeptRequest, Opening, RoundPhase};
 use super::{Phase, Session, key_of};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::rules::meta::{client_progress_token, request_meta};
 use crate::upstream::Outgoing;

@@ -1,7 +1,7 @@
 //! initialize and server/discover (R1, R2, C1-C4).
 
 use super::{ClientContext, Connected, Phase, Session, Timer};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};

@@ -2,7 +2,7 @@
 //! state machine of `notify::listen` decides, this file carries out its actions.
 
 use super::{Session, Timer, key_of};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::notify::events::{log_message, subscription_id};
 use crate::notify::listen::{Action, End, Listen};

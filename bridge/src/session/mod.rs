@@ -20,7 +20,7 @@ mod stop;
 
 pub use stop::Exit;
 
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::client::{ClientEvent, ClientSink, ForwardedRequest};
 use crate::config::{Config, Limits};
 use crate::log::BRIDGE;

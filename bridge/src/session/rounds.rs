@@ -9,7 +9,7 @@
 use super::Session;
 use super::forward::invalid_response;
 use super::requests::{Answered, ClientRound, PendingInput};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::rules::errors;
 use crate::rules::input::{

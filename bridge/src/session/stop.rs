@@ -3,7 +3,7 @@
 
 use super::requests::RoundPhase;
 use super::{Phase, Session, Step};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::log::BRIDGE;
 use crate::upstream::LinkEnd;
 use crate::wire::frame::{self, Outcome};

@@ -16,7 +16,7 @@ pub mod stdio;
 
 pub(crate) use slot::UpstreamSlot;
 
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause};
 use crate::rules::meta::RequestMeta;
 use crate::wire::frame::{Message, Outcome};
 use crate::wire::line_reader::Line;
