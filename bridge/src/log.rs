@@ -188,6 +188,29 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_a_hidden_level_is_never_made() {
+        use crate::catalogue::{BridgeDebug, RequestInfo};
+        use std::cell::Cell;
+        let made = Cell::new(0);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(std::io::sink)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            emit!(BridgeDebug::LateCancel {
+                id: &made.replace(made.get() + 1)
+            });
+            assert_eq!(made.get(), 0, "a debug line at info made its parameters");
+            emit!(RequestInfo::StillWaiting {
+                method: "tools/call",
+                id: &made.replace(made.get() + 1),
+                n: 10,
+            });
+            assert_eq!(made.get(), 1);
+        });
+    }
+
+    #[test]
     fn levels_admit_what_is_at_or_above_them() {
         assert!(LogLevel::Info.admits(&tracing::Level::WARN));
         assert!(LogLevel::Info.admits(&tracing::Level::INFO));
