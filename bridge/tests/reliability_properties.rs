@@ -547,7 +547,7 @@ proptest! {
         for method in methods() {
             let mut shaped = object.clone();
             for fix in shape_result(method, &mut shaped) {
-                let _ = fix.log_line();
+                let _ = fix.log_line().to_string();
             }
             let _ = check_result_shape(method, &object);
         }

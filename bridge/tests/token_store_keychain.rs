@@ -232,7 +232,7 @@ fn a_sign_in_in_the_keychain_is_an_item_that_secret_tool_finds_and_clears() {
     let env = env_with(&[]);
     let opened = open(TokenStoreChoice::Keychain, None, &env).unwrap();
     assert_eq!(
-        opened.line,
+        opened.line.to_string(),
         "the tokens are in the keychain of the host (service \"mcp-bridge-rs/mcp-bridge-vscode\")"
     );
     assert_eq!(opened.store.kind(), StoreKind::Keychain);
@@ -335,12 +335,12 @@ fn a_locked_keyring_without_a_display_is_not_opened_and_auto_hands_over_losing_n
     let opened = open(TokenStoreChoice::Auto, None, &with_key).unwrap();
     let tokens = state_dir().join("mcp-bridge-rs/vscode/tokens");
     assert_eq!(
-        opened.line,
+        opened.line.to_string(),
         format!("the tokens are in encrypted files in {}", tokens.display())
     );
     let opened = open(TokenStoreChoice::Auto, None, &env).unwrap();
     assert_eq!(
-        opened.line,
+        opened.line.to_string(),
         "the tokens stay in memory (no keychain: the collection of the Secret Service is locked, and without a display the bridge shows no unlock prompt; no key of the file store in MCP_BRIDGE_TOKEN_KEY or --token-key-file): each start needs a new sign-in"
     );
 }

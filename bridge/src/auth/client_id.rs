@@ -11,7 +11,8 @@ use super::http::{HttpError, get_json, post_json};
 use super::receiver::redirect_uri;
 use super::secret_string::SecretString;
 use super::sign_in_url::{self, Role};
-use crate::log::BRIDGE;
+use crate::catalogue::SignInInfo;
+use crate::log::emit;
 use serde::Deserialize;
 use serde_json::json;
 use std::fmt;
@@ -107,23 +108,16 @@ pub async fn resolve(
         if server.client_id_metadata_document_supported {
             match check_document(http, url, redirect_uri, upstream).await {
                 Checked::Usable => {}
-                Checked::Unreachable(error) => tracing::info!(
-                    target: BRIDGE,
-                    "the bridge cannot read the client ID metadata document of --client-metadata-url ({error}): the authorization server reads it"
-                ),
+                Checked::Unreachable(error) => {
+                    emit!(SignInInfo::ClientMetadataUrlUnreadable { error: &error })
+                }
                 Checked::NotUsable(detail) => return Err(SignInError::ClientMetadataUrl(detail)),
             }
             return Ok(document_client(url.as_str()));
         }
-        tracing::info!(
-            target: BRIDGE,
-            "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration"
-        );
+        emit!(SignInInfo::NoClientIdMetadataDocuments);
     } else if redirect_port != DOCUMENT_REDIRECT_PORT {
-        tracing::info!(
-            target: BRIDGE,
-            "the client metadata document of the bridge has only the redirect port 41894. With --redirect-port {redirect_port}, the bridge uses dynamic client registration"
-        );
+        emit!(SignInInfo::OwnDocumentOnlyDefaultPort { n: redirect_port });
     } else if server.client_id_metadata_document_supported
         && let Some(client) = bridge_document(http, redirect_uri, upstream).await
     {
@@ -153,15 +147,9 @@ async fn bridge_document(
     let url = Url::parse(DOCUMENT_URL).ok()?;
     match check_document(http, &url, redirect_uri, upstream).await {
         Checked::Usable => {}
-        Checked::Unreachable(error) => tracing::info!(
-            target: BRIDGE,
-            "the bridge cannot read its client ID metadata document ({error}): the authorization server reads it"
-        ),
+        Checked::Unreachable(error) => emit!(SignInInfo::OwnDocumentUnreadable { error: &error }),
         Checked::NotUsable(detail) => {
-            tracing::info!(
-                target: BRIDGE,
-                "the client ID metadata document of the bridge is not usable ({detail}): the bridge uses dynamic client registration"
-            );
+            emit!(SignInInfo::OwnDocumentNotUsable { detail: &detail });
             return None;
         }
     }

@@ -17,6 +17,8 @@
 //! [`super::NativeKeychain`].
 
 use super::{EntryKey, StoreError, StoreKind, StoredEntry, StoredSignIn, TokenStore};
+use crate::catalogue::TokenStoreWarning;
+use crate::log::emit;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use zeroize::Zeroizing;
@@ -172,10 +174,10 @@ impl KeychainStore {
     }
 
     fn warn_invalid(&self, name: &str, why: &str) {
-        tracing::warn!(
-            target: crate::log::BRIDGE,
-            "the keychain item {name} is not valid ({why}): the bridge counts it as absent"
-        );
+        emit!(TokenStoreWarning::KeychainItemNotValid {
+            name: &name,
+            why: &why
+        });
     }
 }
 
