@@ -49,6 +49,24 @@ pub struct AuthOptions {
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
     pub cimd_documents: Vec<(String, PathBuf)>,
+    /// `--separate-authorization-server`: the authorization server listens on a second
+    /// port of its own (another origin, another issuer); the origin of `/mcp` serves
+    /// only the protected resource metadata besides it. A client that sends its access
+    /// token anywhere but the MCP URL shows in the requests of that origin.
+    pub separate_origin: bool,
+    /// `--step-up-new-scope-only`: the challenge of the step-up names only `mcp:write`,
+    /// not the scopes the client has already: a client must ask for the union.
+    pub step_up_new_scope_only: bool,
+    /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
+    /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
+    /// step-up.
+    pub listen_needs_write: bool,
+    /// `--refuse-registration`: `/register` answers every registration with
+    /// `invalid_client_metadata`.
+    pub refuse_registration: bool,
+    /// `--refuse-access-tokens`: `/mcp` answers 401 `invalid_token` also to the access
+    /// tokens this server issued (a resource that refuses what its server signed).
+    pub refuse_access_tokens: bool,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -118,6 +136,11 @@ impl Default for AuthOptions {
             hostile_redirect: None,
             prm_authorization_server: None,
             cimd_documents: Vec::new(),
+            separate_origin: false,
+            step_up_new_scope_only: false,
+            listen_needs_write: false,
+            refuse_registration: false,
+            refuse_access_tokens: false,
         }
     }
 }
