@@ -172,6 +172,17 @@ pub enum StepKind {
         code: i32,
         stderr: Vec<String>,
     },
+    /// The bridge stops at the end of its stdin (exit code 0), and a new one starts
+    /// against the same fixture over HTTPS with these options before the URL and the
+    /// transcript's environment with these variables over it (a restart of the server
+    /// in VS Code: another account, the sandbox, a stored sign-in).
+    RestartBridge {
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// So many browser scripts have started in the run so far (waits for them until
+    /// the step's time limit; more fail it at once).
+    ExpectBrowserRuns(usize),
     /// The bridge ends the upstream's input (closes the relay's stdin).
     UpstreamExpectEof,
     /// No process is left in the process group of any upstream that the bridge
@@ -376,6 +387,23 @@ pub fn parse(text: &str, path: &Path, display: &str) -> Result<Transcript, Forma
     })
 }
 
+/// An `env` object: the variables of a bridge process.
+fn env_of(value: Option<&Value>) -> Result<Vec<(String, String)>, Invalid> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Object(env)) => env
+            .iter()
+            .map(|(key, value)| {
+                value
+                    .as_str()
+                    .map(|v| (key.clone(), v.to_owned()))
+                    .ok_or_else(|| Invalid::EnvValue(key.clone()))
+            })
+            .collect(),
+        Some(_) => Err(Invalid::Env),
+    }
+}
+
 fn string_list(value: Option<&Value>, what: &'static str) -> Result<Vec<String>, Invalid> {
     match value {
         None => Ok(Vec::new()),
@@ -466,19 +494,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
             return Err(Invalid::Upstream);
         }
     };
-    let env = match header.get("env") {
-        None => Vec::new(),
-        Some(Value::Object(env)) => env
-            .iter()
-            .map(|(key, value)| {
-                value
-                    .as_str()
-                    .map(|v| (key.clone(), v.to_owned()))
-                    .ok_or_else(|| Invalid::EnvValue(key.clone()))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(Invalid::Env),
-    };
+    let env = env_of(header.get("env"))?;
     let url_host = header.get("url_host").map(text_of).transpose()?;
     if url_host.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
         return Err(needs("url_host", "the fixture over HTTPS"));
@@ -664,6 +680,29 @@ fn parse_step(
                     .ok_or_else(|| needs("run_bridge", "an exit code \"code\""))?,
                 stderr: string_list(object.get("stderr"), "run_bridge.stderr")?,
             }
+        }
+        "restart_bridge" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("restart_bridge", "the fixture over HTTPS"));
+            }
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("restart_bridge", "an object"))?;
+            StepKind::RestartBridge {
+                args: string_list(object.get("bridge_args"), "restart_bridge.bridge_args")?,
+                env: env_of(object.get("env"))?,
+            }
+        }
+        "expect_browser_runs" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_browser_runs", "the fixture over HTTPS"));
+            }
+            StepKind::ExpectBrowserRuns(
+                value
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| shape("expect_browser_runs", "a count"))?,
+            )
         }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,
         "expect_upstream_gone" => {

@@ -112,6 +112,41 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
     Ok(Launched { peer, hub, https })
 }
 
+/// A bridge of the URL form with other options before the URL (`args`) and the
+/// transcript's environment with `more_env` over it: a restart of the server.
+pub fn restart_url_bridge(
+    env: &Env,
+    header: &Header,
+    https: &HttpsUpstream,
+    args: &[String],
+    more_env: &[(String, String)],
+) -> Result<StdioPeer, LaunchError> {
+    let mut command = vec![env.bins.bridge.to_string_lossy().into_owned()];
+    command.extend(args.iter().map(|arg| https.resolve(arg)));
+    command.extend(https.bridge_args());
+    let mut options = PeerOptions::default();
+    for (key, value) in restarted_environment(env, header, https, more_env) {
+        options.env.push((key.into(), value.into()));
+    }
+    StdioPeer::spawn_with(&command, options).map_err(LaunchError::Bridge)
+}
+
+/// The environment of a restarted bridge: the transcript's, then `more_env` (a
+/// variable of both takes the value of `more_env`).
+pub fn restarted_environment(
+    env: &Env,
+    header: &Header,
+    https: &HttpsUpstream,
+    more_env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut all = bridge_environment(env, header, Some(https));
+    for (key, value) in more_env {
+        all.retain(|(k, _)| k != key);
+        all.push((key.clone(), https.resolve(value)));
+    }
+    all
+}
+
 /// The environment of a bridge process of the transcript: the run's, then the
 /// header's, with the placeholders of the fixture over HTTPS in place.
 pub fn bridge_environment(

@@ -55,8 +55,14 @@ impl Run<'_> {
             });
         }
         let stderr = peer.stderr_lines();
+        let every_stderr: Vec<String> = self
+            .earlier
+            .iter()
+            .flat_map(|earlier| earlier.stderr.iter().cloned())
+            .chain(stderr.iter().cloned())
+            .collect();
         for (line, regex) in &self.deferred {
-            if let Some(found) = stderr.iter().find(|l| regex.is_match(l)) {
+            if let Some(found) = every_stderr.iter().find(|l| regex.is_match(l)) {
                 failures.push(Failure::at(
                     *line,
                     format!("a stderr line matches /{regex}/: {found:?}"),
@@ -76,7 +82,25 @@ impl Run<'_> {
             modern_stdout: self.transcript.header.upstream == Upstream::Embedded
                 && !first_sent_is_initialize(&entries),
         };
-        for wire in checks::check(&self.env.schemas, &entries, &upstream, &options) {
+        let mut wire = checks::check(&self.env.schemas, &entries, &upstream, &options);
+        for earlier in &self.earlier {
+            wire.extend(checks::check(
+                &self.env.schemas,
+                &earlier.entries,
+                &[],
+                &options,
+            ));
+        }
+        if let Some(https) = &self.https {
+            let input = checks::HttpInput {
+                traffic: https.traffic(),
+                static_headers: self.static_headers.clone(),
+            };
+            wire.extend(checks::check_http(&self.env.schemas, &input));
+            let runs = browsers_ended(https).await;
+            wire.extend(checks::check_browser(&runs, &every_stderr));
+        }
+        for wire in wire {
             failures.push(Failure {
                 line: None,
                 message: format!("wire check {}: {}", wire.rule, wire.message),
@@ -84,6 +108,23 @@ impl Run<'_> {
             });
         }
         failures
+    }
+}
+
+/// How long a browser script may take to end after the bridge stopped.
+const BROWSER_END: Duration = Duration::from_secs(5);
+
+/// The browser runs, once each has ended (or at the time limit).
+async fn browsers_ended(
+    https: &crate::https_upstream::HttpsUpstream,
+) -> Vec<crate::https_upstream::BrowserRun> {
+    let deadline = Instant::now() + BROWSER_END;
+    loop {
+        let runs = https.browser_runs();
+        if runs.iter().all(|run| run.verdict.is_some()) || Instant::now() >= deadline {
+            return runs;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -11,7 +11,8 @@
 //! `expect.rs` (what comes on its stdout, and its exit), `handshake.rs`,
 //! `upstream.rs` (the upstream's side of a scripted or observed upstream),
 //! `http.rs` (the POSTs of the URL form, the browser, the proxy),
-//! `second_bridge.rs` (a second bridge process to its end), `stderr.rs`,
+//! `second_bridge.rs` (a second bridge process to its end), `restart.rs` (the
+//! server started again, and the browser runs of the sign-in), `stderr.rs`,
 //! `harness.rs` (a simulated client and its report), and `finish.rs` (what
 //! runs after the last step).
 
@@ -20,6 +21,7 @@ mod finish;
 mod handshake;
 mod harness;
 mod http;
+mod restart;
 mod second_bridge;
 mod send;
 mod stderr;
@@ -144,11 +146,29 @@ struct Run<'a> {
     exited: bool,
     report: Option<Value>,
     step_start: Instant,
+    /// The bridge processes that `restart_bridge` stopped, for the final checks.
+    earlier: Vec<restart::EarlierBridge>,
+    /// The static headers of each bridge process of the URL form (0, 1, ...).
+    static_headers: Vec<Vec<(String, String)>>,
 }
 
 impl<'a> Run<'a> {
     async fn start(transcript: &'a Transcript, env: &'a Env) -> Result<Self, Failure> {
         let launched = start_bridge(transcript, env).await.map_err(at(1))?;
+        let static_headers = match &launched.https {
+            Some(https) => {
+                let args: Vec<String> = transcript
+                    .header
+                    .bridge_args
+                    .iter()
+                    .map(|arg| https.resolve(arg))
+                    .collect();
+                let variables =
+                    crate::launch::bridge_environment(env, &transcript.header, Some(https));
+                vec![crate::static_headers::static_headers(&args, &variables)]
+            }
+            None => Vec::new(),
+        };
         Ok(Self {
             transcript,
             env,
@@ -162,6 +182,8 @@ impl<'a> Run<'a> {
             exited: false,
             report: None,
             step_start: Instant::now(),
+            earlier: Vec::new(),
+            static_headers,
         })
     }
 
@@ -250,6 +272,10 @@ impl<'a> Run<'a> {
             StepKind::ExpectNoProxy => self.expect_no_proxy(line),
             StepKind::RunBridge { args, code, stderr } => {
                 self.run_bridge(line, args, *code, stderr, deadline).await
+            }
+            StepKind::RestartBridge { args, env } => self.restart_bridge(line, args, env).await,
+            StepKind::ExpectBrowserRuns(count) => {
+                self.expect_browser_runs(line, *count, deadline).await
             }
             StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
             StepKind::ExpectUpstreamGone => self.upstream_gone(line, deadline).await,
