@@ -203,6 +203,19 @@ impl<'a> Run<'a> {
         (!tail.is_empty()).then(|| tail.join("\n"))
     }
 
+    /// A regex of a step with the placeholders of the fixture over HTTPS in place
+    /// (`$AUTH_PORT`, a port the run chose), as their values spell them.
+    fn resolved(&self, line: usize, regex: &Regex) -> Result<Regex, Failure> {
+        let Some(https) = &self.https else {
+            return Ok(regex.clone());
+        };
+        let pattern = https.resolve(regex.as_str());
+        if pattern == regex.as_str() {
+            return Ok(regex.clone());
+        }
+        Regex::new(&pattern).map_err(at(line))
+    }
+
     fn timeout(&self, step: &Step) -> Duration {
         Duration::from_millis(step.within_ms.unwrap_or(self.transcript.header.timeout_ms))
     }
@@ -268,7 +281,10 @@ impl<'a> Run<'a> {
             StepKind::UpstreamExpectHttp(expected) => {
                 self.http_expect(line, expected, deadline).await
             }
-            StepKind::ExpectProxy(regex) => self.expect_proxy(line, regex, deadline).await,
+            StepKind::ExpectProxy(regex) => {
+                let regex = self.resolved(line, regex)?;
+                self.expect_proxy(line, &regex, deadline).await
+            }
             StepKind::ExpectNoProxy => self.expect_no_proxy(line),
             StepKind::RunBridge { args, code, stderr } => {
                 self.run_bridge(line, args, *code, stderr, deadline).await
@@ -294,7 +310,7 @@ impl<'a> Run<'a> {
                 .await
             }
             StepKind::ExpectStderrMatch(regex) => {
-                let regex = regex.clone();
+                let regex = self.resolved(line, regex)?;
                 self.expect_stderr(
                     line,
                     deadline,
@@ -304,7 +320,8 @@ impl<'a> Run<'a> {
                 .await
             }
             StepKind::ExpectNoStderrMatch(regex) => {
-                self.deferred.push((line, regex.clone()));
+                let regex = self.resolved(line, regex)?;
+                self.deferred.push((line, regex));
                 Ok(())
             }
             StepKind::Sleep(ms) => {
