@@ -160,7 +160,11 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
                         }
                     });
                     if !admitted {
-                        tracing::warn!(target: crate::log::BRIDGE, "{} requests are in flight: request {} gets too_many_requests", self.max_in_flight, request.id);
+                        // The line of the contract's Output channel table, as the
+                        // legacy path writes it.
+                        let key = serde_json::to_string(&request.id).unwrap_or_default();
+                        let method = request.request.method();
+                        tracing::warn!(target: crate::log::BRIDGE, "rejected request {key} ({method}): too many requests in flight");
                         let refusal = ServerJsonRpcMessage::error(
                             too_many_requests(),
                             Some(request.id.clone()),

@@ -477,6 +477,13 @@ impl Listen {
                 500..=599 if *status != 501 => {}
                 _ => {
                     self.refused = true;
+                    if !self.acked_once {
+                        // The Output channel table: the first stream after
+                        // notifications/initialized, as for a JSON-RPC error.
+                        return vec![Action::Warn(format!(
+                            "cannot start the listen stream: the HTTP status {status}. The client gets no list changes."
+                        ))];
+                    }
                     return vec![Action::Warn(format!(
                         "the upstream server refused the listen stream with the HTTP status {status}. The bridge sends no more list changes."
                     ))];
@@ -1015,5 +1022,22 @@ mod tests {
             assert!(listen.retry(&mut ids.next()).is_empty());
             assert!(listen.signed_in(&mut ids.next()).is_empty());
         }
+    }
+
+    #[test]
+    fn m4_a_first_stream_refused_with_a_status_writes_the_line_of_a_first_stream() {
+        let mut ids = Ids(0);
+        let mut listen = Listen::new(all_declared());
+        let opened = listen.start(&mut ids.next());
+        assert_eq!(opened.len(), 1);
+        let end = listen.on_end(1, End::Status(501), Instant::now(), &mut ids.next());
+        assert_eq!(
+            end,
+            vec![Action::Warn(
+                "cannot start the listen stream: the HTTP status 501. The client gets no list changes."
+                    .into()
+            )]
+        );
+        assert!(listen.retry(&mut ids.next()).is_empty());
     }
 }
