@@ -69,7 +69,10 @@ impl Run<'_> {
                 ));
             }
         }
-        let entries = peer.entries();
+        let mut entries = peer.entries();
+        if self.transcript.header.upstream == Upstream::Embedded {
+            entries = without_pathless_discover(entries);
+        }
         let upstream = self
             .hub
             .as_ref()
@@ -128,6 +131,44 @@ async fn browsers_ended(
     }
 }
 
+/// The entries without the `server/discover` requests that came before the first
+/// other message, and their answers: on an embedded server those select no path,
+/// and the server answers them itself (revision 2026-07-28, `Discover::Answer`),
+/// not the 2025-11-25 face of the bridge that an initialize after them selects.
+fn without_pathless_discover(
+    entries: Vec<harness_sim::record::Entry>,
+) -> Vec<harness_sim::record::Entry> {
+    use harness_sim::record::{Dir, Payload};
+    let mut discover_ids = Vec::new();
+    for entry in &entries {
+        let Payload::Frame(frame) = &entry.payload else {
+            continue;
+        };
+        if entry.dir != Dir::C2s {
+            continue;
+        }
+        if frame.get("method").and_then(serde_json::Value::as_str) != Some("server/discover") {
+            break;
+        }
+        if let Some(id) = frame.get("id") {
+            discover_ids.push(id.clone());
+        }
+    }
+    entries
+        .into_iter()
+        .filter(|entry| match &entry.payload {
+            Payload::Frame(frame) if entry.dir != Dir::Stderr => {
+                let id = frame.get("id");
+                let is_request = frame.get("method").is_some();
+                let discover =
+                    (entry.dir == Dir::C2s && is_request) || (entry.dir == Dir::S2c && !is_request);
+                !(discover && id.is_some_and(|id| discover_ids.contains(id)))
+            }
+            _ => true,
+        })
+        .collect()
+}
+
 /// Whether the first frame that the client sent is initialize: for an embedded
 /// server, the path of the connection (a server/discover first selects none).
 fn first_sent_is_initialize(entries: &[harness_sim::record::Entry]) -> bool {
@@ -157,6 +198,33 @@ mod tests {
             dir: Dir::C2s,
             payload: Payload::Frame(json!({"jsonrpc":"2.0","id":1,"method":method})),
         }
+    }
+
+    fn answer(id: i64) -> Entry {
+        Entry {
+            t_ms: 0.0,
+            dir: Dir::S2c,
+            payload: Payload::Frame(json!({"jsonrpc":"2.0","id":id,"result":{}})),
+        }
+    }
+
+    #[test]
+    fn the_discover_before_a_path_and_its_answer_leave_the_client_checks() {
+        let with_id = |method: &str, id: i64| Entry {
+            t_ms: 0.0,
+            dir: Dir::C2s,
+            payload: Payload::Frame(json!({"jsonrpc":"2.0","id":id,"method":method})),
+        };
+        let entries = vec![
+            with_id("server/discover", 1),
+            answer(1),
+            with_id("initialize", 2),
+            with_id("server/discover", 3),
+            answer(3),
+        ];
+        let kept = super::without_pathless_discover(entries);
+        assert_eq!(kept.len(), 3);
+        assert!(matches!(&kept[0].payload, Payload::Frame(f) if f["method"] == "initialize"));
     }
 
     #[test]
