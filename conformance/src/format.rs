@@ -183,6 +183,13 @@ pub enum StepKind {
     /// So many browser scripts have started in the run so far (waits for them until
     /// the step's time limit; more fail it at once).
     ExpectBrowserRuns(usize),
+    /// So many HTTP requests of the run so far, of either origin of the fixture over
+    /// HTTPS, match `request` (a record `{"origin","method","path","headers",
+    /// "status"}`), as `expect_browser_runs` counts.
+    ExpectHttpRequests {
+        request: Value,
+        count: usize,
+    },
     /// The bridge ends the upstream's input (closes the relay's stdin).
     UpstreamExpectEof,
     /// No process is left in the process group of any upstream that the bridge
@@ -691,6 +698,25 @@ fn parse_step(
             StepKind::RestartBridge {
                 args: string_list(object.get("bridge_args"), "restart_bridge.bridge_args")?,
                 env: env_of(object.get("env"))?,
+            }
+        }
+        "expect_http_requests" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_http_requests", "the fixture over HTTPS"));
+            }
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("expect_http_requests", "an object"))?;
+            StepKind::ExpectHttpRequests {
+                request: object
+                    .get("request")
+                    .cloned()
+                    .ok_or_else(|| needs("expect_http_requests", "a request to match"))?,
+                count: object
+                    .get("count")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| needs("expect_http_requests", "a count"))?,
             }
         }
         "expect_browser_runs" => {

@@ -23,6 +23,8 @@
 //!   ([`crate::proxy`]), started only for a transcript that names it (Q10);
 //! - `$RUN_DIR`: a folder of this run only (for a file token store, as
 //!   `XDG_STATE_HOME`), removed after the run; `$URL`: the URL the bridge gets;
+//!   `$ORIGIN`: its origin (the URL without `/mcp`, where the authorization server
+//!   of `--auth` serves too);
 //!   `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
 //!   authorization server of `--separate-authorization-server`.
 //!
@@ -262,6 +264,10 @@ impl HttpsUpstream {
             .replace("$FIXTURE_BROWSER_AGAIN", &script("browser-again"))
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
+            .replace(
+                "$ORIGIN",
+                self.url.strip_suffix("/mcp").unwrap_or(&self.url),
+            )
             .replace("$URL", &self.url)
             .replace("$CA_FILE", &self.ca_file)
             .replace("$FREE_PORT", &self.free_port.to_string())

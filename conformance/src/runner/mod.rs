@@ -290,6 +290,10 @@ impl<'a> Run<'a> {
                 self.run_bridge(line, args, *code, stderr, deadline).await
             }
             StepKind::RestartBridge { args, env } => self.restart_bridge(line, args, env).await,
+            StepKind::ExpectHttpRequests { request, count } => {
+                self.expect_http_requests(line, request, *count, deadline)
+                    .await
+            }
             StepKind::ExpectBrowserRuns(count) => {
                 self.expect_browser_runs(line, *count, deadline).await
             }
