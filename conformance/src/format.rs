@@ -107,6 +107,9 @@ pub struct Header {
     /// The host of the fixture's URL in place of 127.0.0.1 (`https_fixture` only):
     /// a name that is not loopback by its spelling, for the proxy of Q10.
     pub url_host: Option<String>,
+    /// The bridge gets a Secret Service of the run's own
+    /// ([`crate::secret_service`]; `https_fixture` only).
+    pub secret_service: bool,
 }
 
 /// One step, with its line number for messages.
@@ -180,6 +183,9 @@ pub enum StepKind {
         args: Vec<String>,
         env: Vec<(String, String)>,
     },
+    /// The keyring's daemon of the run's Secret Service dies (the keychain stops to
+    /// answer).
+    StopSecretService,
     /// So many browser scripts have started in the run so far (waits for them until
     /// the step's time limit; more fail it at once).
     ExpectBrowserRuns(usize),
@@ -434,7 +440,7 @@ fn profile_of(value: &Value) -> Result<Profile, Invalid> {
 }
 
 fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
-    const KEYS: [&str; 17] = [
+    const KEYS: [&str; 18] = [
         "//",
         "transcript",
         "name",
@@ -452,6 +458,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
         "needs_test_faults",
         "notes",
         "url_host",
+        "secret_service",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
         return Err(Invalid::UnknownHeaderMember(key.clone()));
@@ -506,8 +513,16 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
     if url_host.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
         return Err(needs("url_host", "the fixture over HTTPS"));
     }
+    let secret_service = header
+        .get("secret_service")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if secret_service && !matches!(upstream, Upstream::HttpsFixture(_)) {
+        return Err(needs("secret_service", "the fixture over HTTPS"));
+    }
     Ok(Header {
         url_host,
+        secret_service,
         name: text("name")?,
         items,
         milestone: text("milestone")?,
@@ -700,6 +715,12 @@ fn parse_step(
                 env: env_of(object.get("env"))?,
             }
         }
+        "stop_secret_service" => {
+            if !header.secret_service {
+                return Err(needs("stop_secret_service", "\"secret_service\": true"));
+            }
+            StepKind::StopSecretService
+        }
         "expect_http_requests" => {
             if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
                 return Err(needs("expect_http_requests", "the fixture over HTTPS"));
@@ -871,6 +892,7 @@ fn recording(
             ignore_notifications: Vec::new(),
             needs_test_faults: false,
             url_host: None,
+            secret_service: false,
         },
         body: Body::Recording(recorded),
     })

@@ -36,6 +36,8 @@ pub struct Launched {
     pub hub: Option<UpstreamHub>,
     /// The fixture over HTTPS of the URL form.
     pub https: Option<HttpsUpstream>,
+    /// The Secret Service of the run (`"secret_service": true`).
+    pub secret_service: Option<crate::secret_service::SecretService>,
 }
 
 /// Why a run did not start.
@@ -49,6 +51,8 @@ pub enum LaunchError {
     Bins(#[from] BinsError),
     #[error("cannot start the bridge: {0}")]
     Bridge(harness_sim::process::PeerError),
+    #[error(transparent)]
+    SecretService(#[from] crate::secret_service::SecretServiceError),
 }
 
 /// Starts the hub and the bridge of a transcript.
@@ -104,12 +108,27 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         }
         command.extend(https.bridge_args());
     }
+    let secret_service = match header.secret_service {
+        true => Some(crate::secret_service::SecretService::start().await?),
+        false => None,
+    };
     let mut options = PeerOptions::default();
-    for (key, value) in bridge_environment(env, header, https.as_ref()) {
+    let service_env = secret_service
+        .iter()
+        .flat_map(crate::secret_service::SecretService::bridge_env);
+    for (key, value) in bridge_environment(env, header, https.as_ref())
+        .into_iter()
+        .chain(service_env)
+    {
         options.env.push((key.into(), value.into()));
     }
     let peer = StdioPeer::spawn_with(&command, options).map_err(LaunchError::Bridge)?;
-    Ok(Launched { peer, hub, https })
+    Ok(Launched {
+        peer,
+        hub,
+        https,
+        secret_service,
+    })
 }
 
 /// A bridge of the URL form with other options before the URL (`args`) and the

@@ -19,6 +19,8 @@
 //!   the fixture server; every upstream frame recorded.
 //! - [`https_upstream`]: the fixture over HTTPS of a transcript of the URL form (M4).
 //! - [`proxy`]: the CONNECT proxy of the transcripts of Q10.
+//! - [`secret_service`]: a D-Bus session and a gnome-keyring of a run's own, for the
+//!   keychain store.
 //! - [`launch`]: the start of a run, the hub and the bridge (for the runner and the replay).
 //! - [`runner`]: one transcript against one bridge process, one file per kind of step.
 //! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
@@ -48,6 +50,7 @@ pub mod relay;
 pub mod replay;
 pub mod runner;
 pub mod schema;
+pub mod secret_service;
 pub mod static_headers;
 pub mod suite;
 pub mod upstream;

@@ -67,6 +67,16 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
             "it needs the test faults of a debug build of the bridge",
         );
     }
+    let missing = crate::secret_service::missing_tools();
+    if transcript.header.secret_service && !missing.is_empty() {
+        return not_run(
+            transcript,
+            &format!(
+                "it needs a Secret Service of its own, and this machine lacks {}",
+                missing.join(", ")
+            ),
+        );
+    }
     let (failures, context) = match &transcript.body {
         Body::Steps(steps) => match Run::start(transcript, env).await {
             Ok(mut run) => {
@@ -138,6 +148,7 @@ struct Run<'a> {
     client: Client,
     hub: Option<UpstreamHub>,
     https: Option<crate::https_upstream::HttpsUpstream>,
+    secret_service: Option<crate::secret_service::SecretService>,
     captures: Captures,
     /// stderr lines before this index are behind the last match.
     stderr_pos: usize,
@@ -175,6 +186,7 @@ impl<'a> Run<'a> {
             client: Client::Raw(Box::new(launched.peer)),
             hub: launched.hub,
             https: launched.https,
+            secret_service: launched.secret_service,
             captures: Captures::default(),
             stderr_pos: 0,
             injected_stderr: Vec::new(),
@@ -294,6 +306,10 @@ impl<'a> Run<'a> {
                 self.expect_http_requests(line, request, *count, deadline)
                     .await
             }
+            StepKind::StopSecretService => match self.secret_service.as_mut() {
+                Some(service) => service.stop_daemon().await.map_err(at(line)),
+                None => Err(Failure::at(line, "no Secret Service runs")),
+            },
             StepKind::ExpectBrowserRuns(count) => {
                 self.expect_browser_runs(line, *count, deadline).await
             }

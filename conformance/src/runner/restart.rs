@@ -86,12 +86,16 @@ impl Run<'_> {
         );
         self.static_headers
             .push(crate::static_headers::static_headers(&resolved, &variables));
+        let mut more_env = more_env.to_vec();
+        if let Some(service) = &self.secret_service {
+            more_env.extend(service.bridge_env());
+        }
         let peer = crate::launch::restart_url_bridge(
             self.env,
             &self.transcript.header,
             https,
             args,
-            more_env,
+            &more_env,
         )
         .map_err(at(line))?;
         self.client = Client::Raw(Box::new(peer));
