@@ -222,7 +222,8 @@ struct AuthArgs {
     invalid_grant: bool,
     /// The metadata names an authorization_endpoint that no client may open: shell
     /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
-    /// javascript (javascript:alert(1)) or file (file:///etc/passwd)
+    /// javascript (javascript:alert(1)), file (file:///etc/passwd) or too-long (an
+    /// https endpoint of 8 KiB and one byte)
     #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
     hostile_authorization_endpoint: Option<HostileEndpoint>,
     /// The approval redirects with another issuer's iss (wrong-iss), another state
@@ -439,10 +440,11 @@ fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
         "shell" => Ok(HostileEndpoint::Shell),
         "javascript" => Ok(HostileEndpoint::Javascript),
         "file" => Ok(HostileEndpoint::File),
+        "too-long" => Ok(HostileEndpoint::TooLong),
         _ => Err(invalid(
             value,
             "--hostile-authorization-endpoint",
-            "shell, javascript or file",
+            "shell, javascript, file or too-long",
         )),
     }
 }
@@ -890,7 +892,7 @@ mod tests {
         );
         assert!(
             error(&["--https", "--auth", "--hostile-authorization-endpoint", ""]).contains(
-                "the value '' of --hostile-authorization-endpoint is not shell, javascript or file"
+                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file or too-long"
             )
         );
         let auth = ["--https", "--auth"];

@@ -80,7 +80,13 @@ pub enum HostileEndpoint {
     Javascript,
     /// `file`: `file:///etc/passwd`.
     File,
+    /// `too-long`: an https endpoint of 8 KiB and one byte, longer than a client
+    /// may write to a terminal or a log line as one token.
+    TooLong,
 }
+
+/// The length of the endpoint of `too-long`: one byte over 8 KiB.
+pub const TOO_LONG_ENDPOINT_BYTES: usize = 8 * 1024 + 1;
 
 impl HostileEndpoint {
     /// The file that the shell payload of a server at `port` creates: a test
@@ -100,6 +106,11 @@ impl HostileEndpoint {
             }
             Self::Javascript => "javascript:alert(1)".into(),
             Self::File => "file:///etc/passwd".into(),
+            Self::TooLong => {
+                let start = format!("https://127.0.0.1:{port}/authorize?pad=");
+                let pad = TOO_LONG_ENDPOINT_BYTES.saturating_sub(start.len());
+                format!("{start}{}", "a".repeat(pad))
+            }
         }
     }
 }
@@ -166,5 +177,9 @@ mod tests {
             "https://127.0.0.1:8443/authorize;touch${IFS}/tmp/bridge-fixture-pwned-8443;$(touch${IFS}/tmp/bridge-fixture-pwned-8443)"
         );
         assert_eq!(HostileEndpoint::File.url(1), "file:///etc/passwd");
+        assert_eq!(
+            HostileEndpoint::TooLong.url(8443).len(),
+            TOO_LONG_ENDPOINT_BYTES
+        );
     }
 }
