@@ -19,6 +19,20 @@ pub struct Item {
     /// requirement, client, feature, quirk, behaviour, option, log or documentation.
     #[serde(default)]
     pub kind: String,
+    /// The parts of the item that no transcript can check, each with the test of
+    /// `cargo test` that does: the contract page names them, so that a cell never
+    /// claims a transcript it does not have.
+    #[serde(default)]
+    pub tests: Vec<BackingTest>,
+}
+
+/// A test of `cargo test` that checks a part of an item.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct BackingTest {
+    /// The part of the requirement, in a few words.
+    pub covers: String,
+    /// `path/of/the/file.rs::the_test_function`, from the workspace's root.
+    pub test: String,
 }
 
 /// The whole catalog.
@@ -186,6 +200,19 @@ mod tests {
             expected.len() + of_kind("log") - 1 + of_kind("cause")
         );
         assert_eq!(catalog.milestones, ["M1", "M2", "M3", "M4", "M5", "M6"]);
+    }
+
+    #[test]
+    fn each_backing_test_exists_where_the_catalog_says() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let catalog = catalog();
+        let tests: Vec<&BackingTest> = catalog.items.iter().flat_map(|i| &i.tests).collect();
+        assert!(!tests.is_empty());
+        for test in tests {
+            let (file, name) = test.test.split_once("::").unwrap();
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            assert!(text.contains(&format!("fn {name}(")), "{}", test.test);
+        }
     }
 
     #[test]

@@ -107,6 +107,9 @@ pub struct Header {
     /// The host of the fixture's URL in place of 127.0.0.1 (`https_fixture` only):
     /// a name that is not loopback by its spelling, for the proxy of Q10.
     pub url_host: Option<String>,
+    /// The bridge gets a Secret Service of the run's own
+    /// ([`crate::secret_service`]; `https_fixture` only).
+    pub secret_service: bool,
 }
 
 /// One step, with its line number for messages.
@@ -171,6 +174,27 @@ pub enum StepKind {
         args: Vec<String>,
         code: i32,
         stderr: Vec<String>,
+    },
+    /// The bridge stops at the end of its stdin (exit code 0), and a new one starts
+    /// against the same fixture over HTTPS with these options before the URL and the
+    /// transcript's environment with these variables over it (a restart of the server
+    /// in VS Code: another account, the sandbox, a stored sign-in).
+    RestartBridge {
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// The keyring's daemon of the run's Secret Service dies (the keychain stops to
+    /// answer).
+    StopSecretService,
+    /// So many browser scripts have started in the run so far (waits for them until
+    /// the step's time limit; more fail it at once).
+    ExpectBrowserRuns(usize),
+    /// So many HTTP requests of the run so far, of either origin of the fixture over
+    /// HTTPS, match `request` (a record `{"origin","method","path","headers",
+    /// "status"}`), as `expect_browser_runs` counts.
+    ExpectHttpRequests {
+        request: Value,
+        count: usize,
     },
     /// The bridge ends the upstream's input (closes the relay's stdin).
     UpstreamExpectEof,
@@ -376,6 +400,23 @@ pub fn parse(text: &str, path: &Path, display: &str) -> Result<Transcript, Forma
     })
 }
 
+/// An `env` object: the variables of a bridge process.
+fn env_of(value: Option<&Value>) -> Result<Vec<(String, String)>, Invalid> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Object(env)) => env
+            .iter()
+            .map(|(key, value)| {
+                value
+                    .as_str()
+                    .map(|v| (key.clone(), v.to_owned()))
+                    .ok_or_else(|| Invalid::EnvValue(key.clone()))
+            })
+            .collect(),
+        Some(_) => Err(Invalid::Env),
+    }
+}
+
 fn string_list(value: Option<&Value>, what: &'static str) -> Result<Vec<String>, Invalid> {
     match value {
         None => Ok(Vec::new()),
@@ -399,7 +440,7 @@ fn profile_of(value: &Value) -> Result<Profile, Invalid> {
 }
 
 fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
-    const KEYS: [&str; 17] = [
+    const KEYS: [&str; 18] = [
         "//",
         "transcript",
         "name",
@@ -417,6 +458,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
         "needs_test_faults",
         "notes",
         "url_host",
+        "secret_service",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
         return Err(Invalid::UnknownHeaderMember(key.clone()));
@@ -466,25 +508,21 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
             return Err(Invalid::Upstream);
         }
     };
-    let env = match header.get("env") {
-        None => Vec::new(),
-        Some(Value::Object(env)) => env
-            .iter()
-            .map(|(key, value)| {
-                value
-                    .as_str()
-                    .map(|v| (key.clone(), v.to_owned()))
-                    .ok_or_else(|| Invalid::EnvValue(key.clone()))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(Invalid::Env),
-    };
+    let env = env_of(header.get("env"))?;
     let url_host = header.get("url_host").map(text_of).transpose()?;
     if url_host.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
         return Err(needs("url_host", "the fixture over HTTPS"));
     }
+    let secret_service = header
+        .get("secret_service")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if secret_service && !matches!(upstream, Upstream::HttpsFixture(_)) {
+        return Err(needs("secret_service", "the fixture over HTTPS"));
+    }
     Ok(Header {
         url_host,
+        secret_service,
         name: text("name")?,
         items,
         milestone: text("milestone")?,
@@ -665,6 +703,54 @@ fn parse_step(
                 stderr: string_list(object.get("stderr"), "run_bridge.stderr")?,
             }
         }
+        "restart_bridge" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("restart_bridge", "the fixture over HTTPS"));
+            }
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("restart_bridge", "an object"))?;
+            StepKind::RestartBridge {
+                args: string_list(object.get("bridge_args"), "restart_bridge.bridge_args")?,
+                env: env_of(object.get("env"))?,
+            }
+        }
+        "stop_secret_service" => {
+            if !header.secret_service {
+                return Err(needs("stop_secret_service", "\"secret_service\": true"));
+            }
+            StepKind::StopSecretService
+        }
+        "expect_http_requests" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_http_requests", "the fixture over HTTPS"));
+            }
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("expect_http_requests", "an object"))?;
+            StepKind::ExpectHttpRequests {
+                request: object
+                    .get("request")
+                    .cloned()
+                    .ok_or_else(|| needs("expect_http_requests", "a request to match"))?,
+                count: object
+                    .get("count")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| needs("expect_http_requests", "a count"))?,
+            }
+        }
+        "expect_browser_runs" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_browser_runs", "the fixture over HTTPS"));
+            }
+            StepKind::ExpectBrowserRuns(
+                value
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| shape("expect_browser_runs", "a count"))?,
+            )
+        }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,
         "expect_upstream_gone" => {
             if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
@@ -806,6 +892,7 @@ fn recording(
             ignore_notifications: Vec::new(),
             needs_test_faults: false,
             url_host: None,
+            secret_service: false,
         },
         body: Body::Recording(recorded),
     })

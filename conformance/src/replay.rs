@@ -23,6 +23,7 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         mut peer,
         hub,
         https: _https,
+        secret_service: _secret_service,
     } = match start_bridge(transcript, env).await {
         Ok(started) => started,
         Err(error) => return vec![Failure::at(1, error.to_string())],

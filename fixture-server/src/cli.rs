@@ -222,7 +222,8 @@ struct AuthArgs {
     invalid_grant: bool,
     /// The metadata names an authorization_endpoint that no client may open: shell
     /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
-    /// javascript (javascript:alert(1)) or file (file:///etc/passwd)
+    /// javascript (javascript:alert(1)), file (file:///etc/passwd) or too-long (an
+    /// https endpoint of 8 KiB and one byte)
     #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
     hostile_authorization_endpoint: Option<HostileEndpoint>,
     /// The approval redirects with another issuer's iss (wrong-iss), another state
@@ -238,6 +239,24 @@ struct AuthArgs {
     /// a fetch (may be repeated)
     #[arg(long, value_name = "URL=PATH", value_parser = cimd_document)]
     cimd_document: Vec<(String, PathBuf)>,
+    /// The authorization server listens on a second port of 127.0.0.1 (its own origin
+    /// and issuer; with --print-exchanges its requests are printed too); the origin of
+    /// /mcp serves only the protected resource metadata besides /mcp. Stdout gets the
+    /// line "authorization-server: URL" after the lines of the server
+    #[arg(long)]
+    separate_authorization_server: bool,
+    /// The challenge of the step-up names only mcp:write (not mcp:read too)
+    #[arg(long)]
+    step_up_new_scope_only: bool,
+    /// subscriptions/listen also needs mcp:write (403 insufficient_scope)
+    #[arg(long)]
+    listen_needs_write: bool,
+    /// /register refuses every registration (invalid_client_metadata)
+    #[arg(long)]
+    refuse_registration: bool,
+    /// POST /mcp answers 401 invalid_token to every access token, its own included
+    #[arg(long)]
+    refuse_access_tokens: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -256,6 +275,10 @@ struct BrowseArgs {
     /// exit 0 for any answer
     #[arg(long)]
     no_follow: bool,
+    /// With --browse: connects to ADDR for the host NAME (TLS still checks NAME), as a
+    /// browser whose resolver knows a name that this machine's does not
+    #[arg(long, value_name = "NAME:ADDR", value_parser = resolve)]
+    resolve: Option<(String, std::net::IpAddr)>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -399,6 +422,15 @@ fn fail_status(value: &str) -> Result<(u64, u16), InvalidValue> {
     })
 }
 
+/// `NAME:ADDR` of `--resolve`: a host name and the IP address it stands for.
+fn resolve(value: &str) -> Result<(String, std::net::IpAddr), InvalidValue> {
+    value
+        .rsplit_once(':')
+        .filter(|(name, _)| !name.is_empty())
+        .and_then(|(name, address)| Some((name.to_owned(), address.parse().ok()?)))
+        .ok_or_else(|| invalid(value, "--resolve", "NAME:ADDR"))
+}
+
 fn token_lifetime(value: &str) -> Result<Duration, InvalidValue> {
     number::<u64>(value, "--token-lifetime", 1, MAX_TOKEN_LIFETIME).map(Duration::from_secs)
 }
@@ -408,10 +440,11 @@ fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
         "shell" => Ok(HostileEndpoint::Shell),
         "javascript" => Ok(HostileEndpoint::Javascript),
         "file" => Ok(HostileEndpoint::File),
+        "too-long" => Ok(HostileEndpoint::TooLong),
         _ => Err(invalid(
             value,
             "--hostile-authorization-endpoint",
-            "shell, javascript or file",
+            "shell, javascript, file or too-long",
         )),
     }
 }
@@ -432,7 +465,7 @@ fn hostile_redirect(value: &str) -> Result<HostileRedirect, InvalidValue> {
 /// Options that do not go together.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Misuse {
-    #[error("--browse runs no server: it takes only --ca-file and --no-follow")]
+    #[error("--browse runs no server: it takes only --ca-file, --no-follow and --resolve")]
     BrowseServes,
     #[error("--https and --http exclude each other")]
     BothHttpModes,
@@ -440,8 +473,10 @@ pub enum Misuse {
     CaFileWithoutBrowse,
     #[error("--no-follow needs --browse")]
     NoFollowWithoutBrowse,
+    #[error("--resolve needs --browse")]
+    ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -544,13 +579,22 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.hostile_redirect = auth.hostile_redirect;
     auth_options.prm_authorization_server = auth.prm_authorization_server;
     auth_options.cimd_documents = auth.cimd_document;
+    auth_options.separate_origin = auth.separate_authorization_server;
+    auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
+    auth_options.listen_needs_write = auth.listen_needs_write;
+    auth_options.refuse_registration = auth.refuse_registration;
+    auth_options.refuse_access_tokens = auth.refuse_access_tokens;
     if let Some(url) = browse.browse {
         check_browse(&options)?;
         return Ok(Command::Browse(BrowseOptions {
             url,
             ca_file: browse.ca_file,
             follow: !browse.no_follow,
+            resolve: browse.resolve,
         }));
+    }
+    if browse.resolve.is_some() {
+        return Err(Misuse::ResolveWithoutBrowse);
     }
     if browse.ca_file.is_some() {
         return Err(Misuse::CaFileWithoutBrowse);
@@ -848,7 +892,7 @@ mod tests {
         );
         assert!(
             error(&["--https", "--auth", "--hostile-authorization-endpoint", ""]).contains(
-                "the value '' of --hostile-authorization-endpoint is not shell, javascript or file"
+                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file or too-long"
             )
         );
         let auth = ["--https", "--auth"];
@@ -897,6 +941,7 @@ mod tests {
                 url: "https://127.0.0.1:1/a".into(),
                 ca_file: Some("/tmp/ca.crt".into()),
                 follow: true,
+                resolve: None,
             })
         );
         assert_eq!(
@@ -905,12 +950,29 @@ mod tests {
                 url: "http://127.0.0.1:1/start/x".into(),
                 ca_file: None,
                 follow: false,
+                resolve: None,
             })
         );
-        assert!(
-            error(&["--browse", "x", "--https"])
-                .contains("--browse runs no server: it takes only --ca-file and --no-follow")
+        assert_eq!(
+            parse_strs(&[
+                "--browse",
+                "https://a.test:1/",
+                "--resolve",
+                "a.test:127.0.0.1"
+            ])
+            .unwrap(),
+            Command::Browse(BrowseOptions {
+                url: "https://a.test:1/".into(),
+                ca_file: None,
+                follow: true,
+                resolve: Some(("a.test".into(), [127, 0, 0, 1].into())),
+            })
         );
+        assert!(error(&["--resolve", "a.test:127.0.0.1"]).contains("--resolve needs --browse"));
+        assert!(error(&["--browse", "x", "--resolve", "a.test"]).contains("NAME:ADDR"));
+        assert!(error(&["--browse", "x", "--https"]).contains(
+            "--browse runs no server: it takes only --ca-file, --no-follow and --resolve"
+        ));
         assert!(error(&["--ca-file", "x"]).contains("--ca-file needs --browse"));
         assert!(error(&["--no-follow"]).contains("--no-follow needs --browse"));
     }

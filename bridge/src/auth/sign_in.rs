@@ -361,7 +361,7 @@ impl Authorizer {
             refusal = asked.refusal() => {
                 if refusal == SignInError::Declined {
                     emit!(SignInInfo::Declined);
-                    self.current().declined_until = Some(Instant::now() + DECLINE_PAUSE);
+                    self.pause_questions();
                 }
                 Err(refusal)
             }
@@ -483,6 +483,12 @@ impl Authorizer {
             emit!(SignInWarning::BrowserDidNotOpen);
         }
         Some(start)
+    }
+
+    /// After a declined URL elicitation: for [`DECLINE_PAUSE`] each sign-in fails
+    /// at once, without a question.
+    fn pause_questions(&self) {
+        self.current().declined_until = Some(Instant::now() + DECLINE_PAUSE);
     }
 
     /// After `notifications/initialized`: a URL elicitation with the
@@ -729,6 +735,28 @@ mod tests {
             assert_eq!(error, SignInError::Sandbox);
             assert!(side.prompts.lock().unwrap().is_empty());
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_declined_sign_in_fails_at_once_for_a_minute_and_then_goes_on() {
+        // A client without URL elicitation: once the pause is over, the sign-in
+        // stops at its next check, without the network.
+        let side = RecordingSide {
+            view: ClientView {
+                initialized: true,
+                url_elicitation: false,
+            },
+            ..RecordingSide::default()
+        };
+        let authorizer = authorizer(false);
+        authorizer.pause_questions();
+        tokio::time::advance(Duration::from_secs(59)).await;
+        let error = authorizer.on_refused(refusal(), &side).await.unwrap_err();
+        assert_eq!(error, SignInError::Declined);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let error = authorizer.on_refused(refusal(), &side).await.unwrap_err();
+        assert_eq!(error, SignInError::NoUrlElicitation);
+        assert!(side.prompts.lock().unwrap().is_empty());
     }
 
     #[test]

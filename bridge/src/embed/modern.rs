@@ -8,7 +8,7 @@
 //!   ends the listen streams at once, gives the other requests `shutdown_grace`,
 //!   and then fires the cancel tokens of the requests that are left.
 
-use crate::catalogue::{BridgeError, Cause, EmbedInfo, EmbedWarning};
+use crate::catalogue::{BridgeError, Cause, EmbedInfo, RequestWarning};
 use crate::log::emit;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage,
@@ -163,9 +163,12 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
                         }
                     });
                     if !admitted {
-                        emit!(EmbedWarning::TooManyRequests {
-                            n: self.max_in_flight,
-                            id: &request.id
+                        // The line of the contract's Output channel table, as the
+                        // legacy path writes it.
+                        let key = serde_json::to_string(&request.id).unwrap_or_default();
+                        emit!(RequestWarning::Rejected {
+                            id: &key,
+                            method: request.request.method()
                         });
                         let refusal = ServerJsonRpcMessage::error(
                             too_many_requests(),

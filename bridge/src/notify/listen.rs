@@ -473,6 +473,13 @@ impl Listen {
                 500..=599 if *status != 501 => {}
                 _ => {
                     self.refused = true;
+                    if !self.acked_once {
+                        // The Output channel table: the first stream after
+                        // notifications/initialized, as for a JSON-RPC error.
+                        return vec![Action::Warn(ListenWarning::CannotStartWithStatus {
+                            n: *status,
+                        })];
+                    }
                     return vec![Action::Warn(ListenWarning::RefusedWithStatus {
                         n: *status,
                     })];
@@ -1030,5 +1037,23 @@ mod tests {
             assert!(listen.retry(&mut ids.next()).is_empty());
             assert!(listen.signed_in(&mut ids.next()).is_empty());
         }
+    }
+
+    #[test]
+    fn m4_a_first_stream_refused_with_a_status_writes_the_line_of_a_first_stream() {
+        let mut ids = Ids(0);
+        let mut listen = Listen::new(all_declared());
+        let opened = listen.start(&mut ids.next());
+        assert_eq!(opened.len(), 1);
+        let end = listen.on_end(1, End::Status(501), Instant::now(), &mut ids.next());
+        assert_eq!(
+            end,
+            vec![Action::Warn(ListenWarning::CannotStartWithStatus { n: 501 })]
+        );
+        assert_eq!(
+            ListenWarning::CannotStartWithStatus { n: 501 }.to_string(),
+            "cannot start the listen stream: the HTTP status 501. The client gets no list changes."
+        );
+        assert!(listen.retry(&mut ids.next()).is_empty());
     }
 }

@@ -38,6 +38,45 @@ impl Run<'_> {
         }
     }
 
+    /// `expect_http_requests`: exactly `count` HTTP requests of the run so far match
+    /// `expected` (waits for them until `deadline`; more fail at once).
+    pub(super) async fn expect_http_requests(
+        &mut self,
+        line: usize,
+        expected: &Value,
+        count: usize,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        loop {
+            let https = self
+                .https
+                .as_ref()
+                .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+            let requests = https.traffic().requests;
+            let matching: Vec<String> = requests
+                .iter()
+                .filter(|(_, request)| {
+                    matchers::check(expected, request, &mut self.captures.clone()).is_ok()
+                })
+                .map(|(_, request)| request.to_string())
+                .collect();
+            if matching.len() > count || (matching.len() < count && Instant::now() >= deadline) {
+                return Err(Failure::at(
+                    line,
+                    format!(
+                        "{} HTTP requests match {expected}, expected {count}",
+                        matching.len()
+                    ),
+                )
+                .with_detail(matching.join("\n")));
+            }
+            if matching.len() == count {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// `open_url`: the fixture's test browser opens the URL, as a user who
     /// accepts a URL elicitation does.
     pub(super) async fn open_url(&mut self, line: usize, url: &Value) -> Result<(), Failure> {

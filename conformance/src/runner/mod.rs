@@ -11,7 +11,8 @@
 //! `expect.rs` (what comes on its stdout, and its exit), `handshake.rs`,
 //! `upstream.rs` (the upstream's side of a scripted or observed upstream),
 //! `http.rs` (the POSTs of the URL form, the browser, the proxy),
-//! `second_bridge.rs` (a second bridge process to its end), `stderr.rs`,
+//! `second_bridge.rs` (a second bridge process to its end), `restart.rs` (the
+//! server started again, and the browser runs of the sign-in), `stderr.rs`,
 //! `harness.rs` (a simulated client and its report), and `finish.rs` (what
 //! runs after the last step).
 
@@ -20,6 +21,7 @@ mod finish;
 mod handshake;
 mod harness;
 mod http;
+mod restart;
 mod second_bridge;
 mod send;
 mod stderr;
@@ -63,6 +65,16 @@ pub async fn run(transcript: &Transcript, env: &Env) -> Outcome {
         return not_run(
             transcript,
             "it needs the test faults of a debug build of the bridge",
+        );
+    }
+    let missing = crate::secret_service::missing_tools();
+    if transcript.header.secret_service && !missing.is_empty() {
+        return not_run(
+            transcript,
+            &format!(
+                "it needs a Secret Service of its own, and this machine lacks {}",
+                missing.join(", ")
+            ),
         );
     }
     let (failures, context) = match &transcript.body {
@@ -136,6 +148,7 @@ struct Run<'a> {
     client: Client,
     hub: Option<UpstreamHub>,
     https: Option<crate::https_upstream::HttpsUpstream>,
+    secret_service: Option<crate::secret_service::SecretService>,
     captures: Captures,
     /// stderr lines before this index are behind the last match.
     stderr_pos: usize,
@@ -144,17 +157,36 @@ struct Run<'a> {
     exited: bool,
     report: Option<Value>,
     step_start: Instant,
+    /// The bridge processes that `restart_bridge` stopped, for the final checks.
+    earlier: Vec<restart::EarlierBridge>,
+    /// The static headers of each bridge process of the URL form (0, 1, ...).
+    static_headers: Vec<Vec<(String, String)>>,
 }
 
 impl<'a> Run<'a> {
     async fn start(transcript: &'a Transcript, env: &'a Env) -> Result<Self, Failure> {
         let launched = start_bridge(transcript, env).await.map_err(at(1))?;
+        let static_headers = match &launched.https {
+            Some(https) => {
+                let args: Vec<String> = transcript
+                    .header
+                    .bridge_args
+                    .iter()
+                    .map(|arg| https.resolve(arg))
+                    .collect();
+                let variables =
+                    crate::launch::bridge_environment(env, &transcript.header, Some(https));
+                vec![crate::static_headers::static_headers(&args, &variables)]
+            }
+            None => Vec::new(),
+        };
         Ok(Self {
             transcript,
             env,
             client: Client::Raw(Box::new(launched.peer)),
             hub: launched.hub,
             https: launched.https,
+            secret_service: launched.secret_service,
             captures: Captures::default(),
             stderr_pos: 0,
             injected_stderr: Vec::new(),
@@ -162,6 +194,8 @@ impl<'a> Run<'a> {
             exited: false,
             report: None,
             step_start: Instant::now(),
+            earlier: Vec::new(),
+            static_headers,
         })
     }
 
@@ -179,6 +213,19 @@ impl<'a> Run<'a> {
         }
         let tail: Vec<String> = lines.iter().rev().take(20).rev().cloned().collect();
         (!tail.is_empty()).then(|| tail.join("\n"))
+    }
+
+    /// A regex of a step with the placeholders of the fixture over HTTPS in place
+    /// (`$AUTH_PORT`, a port the run chose), as their values spell them.
+    fn resolved(&self, line: usize, regex: &Regex) -> Result<Regex, Failure> {
+        let Some(https) = &self.https else {
+            return Ok(regex.clone());
+        };
+        let pattern = https.resolve(regex.as_str());
+        if pattern == regex.as_str() {
+            return Ok(regex.clone());
+        }
+        Regex::new(&pattern).map_err(at(line))
     }
 
     fn timeout(&self, step: &Step) -> Duration {
@@ -246,10 +293,25 @@ impl<'a> Run<'a> {
             StepKind::UpstreamExpectHttp(expected) => {
                 self.http_expect(line, expected, deadline).await
             }
-            StepKind::ExpectProxy(regex) => self.expect_proxy(line, regex, deadline).await,
+            StepKind::ExpectProxy(regex) => {
+                let regex = self.resolved(line, regex)?;
+                self.expect_proxy(line, &regex, deadline).await
+            }
             StepKind::ExpectNoProxy => self.expect_no_proxy(line),
             StepKind::RunBridge { args, code, stderr } => {
                 self.run_bridge(line, args, *code, stderr, deadline).await
+            }
+            StepKind::RestartBridge { args, env } => self.restart_bridge(line, args, env).await,
+            StepKind::ExpectHttpRequests { request, count } => {
+                self.expect_http_requests(line, request, *count, deadline)
+                    .await
+            }
+            StepKind::StopSecretService => match self.secret_service.as_mut() {
+                Some(service) => service.stop_daemon().await.map_err(at(line)),
+                None => Err(Failure::at(line, "no Secret Service runs")),
+            },
+            StepKind::ExpectBrowserRuns(count) => {
+                self.expect_browser_runs(line, *count, deadline).await
             }
             StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
             StepKind::ExpectUpstreamGone => self.upstream_gone(line, deadline).await,
@@ -268,7 +330,7 @@ impl<'a> Run<'a> {
                 .await
             }
             StepKind::ExpectStderrMatch(regex) => {
-                let regex = regex.clone();
+                let regex = self.resolved(line, regex)?;
                 self.expect_stderr(
                     line,
                     deadline,
@@ -278,7 +340,8 @@ impl<'a> Run<'a> {
                 .await
             }
             StepKind::ExpectNoStderrMatch(regex) => {
-                self.deferred.push((line, regex.clone()));
+                let regex = self.resolved(line, regex)?;
+                self.deferred.push((line, regex));
                 Ok(())
             }
             StepKind::Sleep(ms) => {

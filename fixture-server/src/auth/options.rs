@@ -49,6 +49,24 @@ pub struct AuthOptions {
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
     pub cimd_documents: Vec<(String, PathBuf)>,
+    /// `--separate-authorization-server`: the authorization server listens on a second
+    /// port of its own (another origin, another issuer); the origin of `/mcp` serves
+    /// only the protected resource metadata besides it. A client that sends its access
+    /// token anywhere but the MCP URL shows in the requests of that origin.
+    pub separate_origin: bool,
+    /// `--step-up-new-scope-only`: the challenge of the step-up names only `mcp:write`,
+    /// not the scopes the client has already: a client must ask for the union.
+    pub step_up_new_scope_only: bool,
+    /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
+    /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
+    /// step-up.
+    pub listen_needs_write: bool,
+    /// `--refuse-registration`: `/register` answers every registration with
+    /// `invalid_client_metadata`.
+    pub refuse_registration: bool,
+    /// `--refuse-access-tokens`: `/mcp` answers 401 `invalid_token` also to the access
+    /// tokens this server issued (a resource that refuses what its server signed).
+    pub refuse_access_tokens: bool,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -62,7 +80,13 @@ pub enum HostileEndpoint {
     Javascript,
     /// `file`: `file:///etc/passwd`.
     File,
+    /// `too-long`: an https endpoint of 8 KiB and one byte, longer than a client
+    /// may write to a terminal or a log line as one token.
+    TooLong,
 }
+
+/// The length of the endpoint of `too-long`: one byte over 8 KiB.
+pub const TOO_LONG_ENDPOINT_BYTES: usize = 8 * 1024 + 1;
 
 impl HostileEndpoint {
     /// The file that the shell payload of a server at `port` creates: a test
@@ -82,6 +106,11 @@ impl HostileEndpoint {
             }
             Self::Javascript => "javascript:alert(1)".into(),
             Self::File => "file:///etc/passwd".into(),
+            Self::TooLong => {
+                let start = format!("https://127.0.0.1:{port}/authorize?pad=");
+                let pad = TOO_LONG_ENDPOINT_BYTES.saturating_sub(start.len());
+                format!("{start}{}", "a".repeat(pad))
+            }
         }
     }
 }
@@ -118,6 +147,11 @@ impl Default for AuthOptions {
             hostile_redirect: None,
             prm_authorization_server: None,
             cimd_documents: Vec::new(),
+            separate_origin: false,
+            step_up_new_scope_only: false,
+            listen_needs_write: false,
+            refuse_registration: false,
+            refuse_access_tokens: false,
         }
     }
 }
@@ -143,5 +177,9 @@ mod tests {
             "https://127.0.0.1:8443/authorize;touch${IFS}/tmp/bridge-fixture-pwned-8443;$(touch${IFS}/tmp/bridge-fixture-pwned-8443)"
         );
         assert_eq!(HostileEndpoint::File.url(1), "file:///etc/passwd");
+        assert_eq!(
+            HostileEndpoint::TooLong.url(8443).len(),
+            TOO_LONG_ENDPOINT_BYTES
+        );
     }
 }

@@ -17,12 +17,6 @@ lines! {
             => "dropped a frame of the in-process server: {error}",
     }
 
-    /// The modern path at its limit of requests in flight.
-    pub enum EmbedWarning<'a>: Bridge Warning {
-        TooManyRequests { n: usize, id: &'a dyn Display }
-            => "{n} requests are in flight: request {id} gets too_many_requests",
-    }
-
     /// The end of stdin on the modern path.
     pub enum EmbedInfo: Bridge Info {
         RequestsLeft { n: u128 } => "requests are left {n} ms after the end of stdin: they are cancelled",

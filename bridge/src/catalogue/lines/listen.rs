@@ -11,6 +11,9 @@ lines! {
         /// The first stream after `notifications/initialized` was refused.
         CannotStart { code: String, message: String }
             => "cannot start the listen stream: the error {code}: {message}. The client gets no list changes.",
+        /// The same over HTTP, with a status that is no reason to try again.
+        CannotStartWithStatus { n: u16 }
+            => "cannot start the listen stream: the HTTP status {n}. The client gets no list changes.",
         Ended { error: String, time: String }
             => "the listen stream ended: {error}. A new stream follows in {time}.",
         EndedWithStatus { n: u16, time: String }

@@ -128,10 +128,13 @@ pub(super) async fn exchange(
             &mut signed_in
         };
         if std::mem::replace(tried, true) {
-            break Err(RequestFailure::SignIn {
-                status,
-                error: SignInError::RefusedAfterSignIn(status),
-            });
+            // Refused with the token of the sign-in: no second one (never a loop),
+            // and the line of this failure, as every sign-in failure has one.
+            let error = SignInError::RefusedAfterSignIn(status);
+            if let Some(line) = error.log_line() {
+                emit!(SignInWarning: line);
+            }
+            break Err(RequestFailure::SignIn { status, error });
         }
         drop(response);
         let refusal = Refusal {
