@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The mutation score of the transcripts (issue 18, item 7).
+"""The mutation score of the transcripts.
 
 cargo-mutants lists the mutants of the bridge (`cargo mutants --list --json`);
 this script tests each one against the conformance run alone, which cargo-mutants

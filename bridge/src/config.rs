@@ -194,7 +194,7 @@ pub struct Limits {
     /// Input requests in one round (M2).
     pub max_inputs_per_round: usize,
     /// A request that may ask for input waits for its next round in a temporary
-    /// file from this many bytes of params on, not in memory (M2, issue 20).
+    /// file from this many bytes of params on, not in memory (M2; the peak memory of a large request).
     pub kept_in_file_from: usize,
 }
 

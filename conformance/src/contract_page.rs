@@ -1,6 +1,6 @@
 //! docs/contract.md: every item of the catalog with its requirement, its
 //! milestones, the state of each cell in a recorded run and the transcripts that
-//! check it (issue 19). The page is made from `transcripts/catalog.json` and the
+//! check it. The page is made from `transcripts/catalog.json` and the
 //! JSON of a real run (`mcp-conformance run --json`, kept in
 //! `docs/contract-run.json`), so it says what passed, not what should pass; a
 //! test fails when the committed page differs from what this writes, or when the

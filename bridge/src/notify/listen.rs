@@ -1048,7 +1048,9 @@ mod tests {
         let end = listen.on_end(1, End::Status(501), Instant::now(), &mut ids.next());
         assert_eq!(
             end,
-            vec![Action::Warn(ListenWarning::CannotStartWithStatus { n: 501 })]
+            vec![Action::Warn(ListenWarning::CannotStartWithStatus {
+                n: 501
+            })]
         );
         assert_eq!(
             ListenWarning::CannotStartWithStatus { n: 501 }.to_string(),

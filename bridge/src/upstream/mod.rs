@@ -310,7 +310,8 @@ impl OutgoingSink for mpsc::UnboundedSender<Outgoing> {
 
 /// What the upstream sends or does, in order, as the session reads it: from a
 /// channel that the link's tasks fill (HTTP, in-process), or from the child's
-/// stdout itself (stdio, issue 20: no task between the two).
+/// stdout itself (stdio: no task between the two, so a large
+/// line is never handed over between tasks).
 pub struct UpstreamEvents(Pin<Box<dyn Stream<Item = UpstreamEvent> + Send + Sync>>);
 
 impl UpstreamEvents {
