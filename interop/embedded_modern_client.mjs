@@ -1,6 +1,6 @@
 // The official TypeScript SDK 2.x client (@modelcontextprotocol/client) as a client
 // of revision 2026-07-28 in front of bridge-embedded-server: no initialize, so the
-// server's rmcp transport answers without the bridge (the modern path, M5, issue 17),
+// server's rmcp transport answers without the bridge (the modern path, M5),
 // and ask_name completes through the revision's input_required round (MRTR), which
 // the client fulfils with its elicitation handler and retries.
 //

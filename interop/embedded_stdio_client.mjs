@@ -1,6 +1,6 @@
 // The official TypeScript SDK 1.x as a client of revision 2025-11-25 in front of
 // bridge-embedded-server: its initialize selects the bridge inside the server, which
-// does the input round of ask_name for it (M5, issue 17).
+// does the input round of ask_name for it (M5).
 //
 //   node embedded_stdio_client.mjs <bridge-embedded-server>
 //

@@ -1,5 +1,5 @@
 // The official TypeScript SDK 1.x as a client of revision 2025-11-25 in front of
-// mcp-bridge-vscode, tried as a new user would (issues 2, 6 and 7).
+// mcp-bridge-vscode, tried as a new user would.
 //
 //   node legacy_stdio_client.mjs <mcp-bridge-vscode> <bridge-fixture-server>
 //

@@ -1,6 +1,6 @@
 // The official TypeScript SDK 2.x as an MCP server of revision 2026-07-28 over
 // Streamable HTTP on loopback (@modelcontextprotocol/server with the Node HTTP adapter
-// of @modelcontextprotocol/node), as an upstream of the bridge's URL form (issue 14).
+// of @modelcontextprotocol/node), as an upstream of the bridge's URL form.
 //
 //   node sdk2_http_server.mjs
 //

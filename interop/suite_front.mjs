@@ -1,4 +1,4 @@
-// The HTTP front of the official conformance suite (issue 18, item 8): the suite
+// The HTTP front of the official conformance suite: the suite
 // speaks Streamable HTTP only, the bridge speaks stdio. This front is the official
 // TypeScript SDK 1.x's Streamable HTTP server transport, one per MCP session, and
 // for each session one bridge process:

@@ -1,6 +1,6 @@
 // The official TypeScript SDK 1.x as a client of revision 2025-11-25 (as VS Code) in
 // front of mcp-bridge-vscode in its URL form, in front of an MCP server of revision
-// 2026-07-28 at a URL (issue 14): list, call, and a tool that asks for input.
+// 2026-07-28 at a URL: list, call, and a tool that asks for input.
 //
 //   node url_client.mjs <mcp-bridge-vscode> <url>
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The mutation score of the transcripts (issue 18, item 7).
+"""The mutation score of the transcripts.
 
 cargo-mutants lists the mutants of the bridge (`cargo mutants --list --json`);
 this script tests each one against the conformance run alone, which cargo-mutants
@@ -21,6 +21,16 @@ With `--bridge-tests`, each missed mutant is tested again by the bridge package'
 own tests (`cargo test -p mcp-bridge-vscode --lib --test in_process --test
 stdio_processes --test url_upstream`), which tells whether anything in the
 repository catches it.
+
+The code of `bridge/src/embed/` (the feature `rmcp`) runs only inside
+`bridge-embedded-server`: when the files of a run include it, every build is also
+that executable's (the transcripts of M5 start it), so that no mutant's embedded
+server outlives its mutant, and the bridge's tests are those of the library with
+the feature and the embedded server's own.
+
+`--same-as OUTCOMES` tests the mutants named in another run's outcomes file, by
+their file, function and replacement (the line and column left out, since an edit
+elsewhere in a file moves them): a sample measured again at another commit.
 
 Run it from a checkout nobody edits (a git worktree), with its own target folder:
 the files are changed while it runs. It takes about 20 s a mutant on 2 cores (the
@@ -155,12 +165,16 @@ def cargo_env():
     return env
 
 
-def build():
-    return run(
-        ["cargo", "build", "-p", "mcp-bridge-vscode", "--bin", "mcp-bridge-vscode"],
-        BUILD_LIMIT_S,
-        cargo_env(),
-    )
+EMBED = "bridge/src/embed/"
+
+
+def build(with_embedded=False):
+    """The bridge; with the code of embed/ under test, the embedded server too
+    (only it compiles and runs that code)."""
+    command = ["cargo", "build", "-p", "mcp-bridge-vscode", "--bin", "mcp-bridge-vscode"]
+    if with_embedded:
+        command += ["-p", "bridge-embedded-server", "--bin", "bridge-embedded-server"]
+    return run(command, BUILD_LIMIT_S, cargo_env())
 
 
 def conformance(first=()):
@@ -231,21 +245,26 @@ def failed_transcripts(output):
     ]
 
 
-def bridge_tests():
-    return run(
-        [
-            "cargo", "test", "-p", "mcp-bridge-vscode", "--lib",
-            "--test", "in_process", "--test", "stdio_processes", "--test", "url_upstream",
-        ],
-        BRIDGE_TESTS_LIMIT_S,
-        cargo_env(),
-    )
+def bridge_tests(with_embedded=False):
+    """The bridge's own tests; for the code of embed/, the library's with the
+    feature `rmcp` and the embedded server's (its interop and client tests)."""
+    command = [
+        "cargo", "test", "-p", "mcp-bridge-vscode", "--lib",
+        "--test", "in_process", "--test", "stdio_processes", "--test", "url_upstream",
+    ]
+    if not with_embedded:
+        return run(command, BRIDGE_TESTS_LIMIT_S, cargo_env())
+    code, output, seconds = run(command + ["--features", "rmcp"], BRIDGE_TESTS_LIMIT_S, cargo_env())
+    if code != 0:
+        return code, output, seconds
+    more = run(["cargo", "test", "-p", "bridge-embedded-server"], BRIDGE_TESTS_LIMIT_S, cargo_env())
+    return more[0], more[1], seconds + more[2]
 
 
-def test_one(mutant, with_bridge_tests, file_sha, commit, first=()):
+def test_one(mutant, with_bridge_tests, file_sha, commit, first=(), with_embedded=False):
     original = apply(mutant)
     try:
-        code, output, build_s = build()
+        code, output, build_s = build(with_embedded)
         outcome = {
             "name": mutant["name"],
             "file": mutant["file"],
@@ -266,7 +285,7 @@ def test_one(mutant, with_bridge_tests, file_sha, commit, first=()):
         else:
             outcome["outcome"] = "missed"
             if with_bridge_tests:
-                code, output, _ = bridge_tests()
+                code, output, _ = bridge_tests(with_embedded)
                 outcome["bridge_tests"] = (
                     "timeout" if code is None else "caught" if code != 0 else "missed"
                 )
@@ -314,6 +333,31 @@ def summary(outcomes, shard, total_listed):
     return "\n".join(lines) + "\n"
 
 
+def without_place(name):
+    """A mutant's name without its line and column: `file: replacement in function`
+    (cargo-mutants names a mutant `file:line:column: replacement`)."""
+    head, sep, rest = name.partition(": ")
+    return head.split(":")[0] + sep + rest
+
+
+def same_as(mutants, record):
+    """The mutants of `mutants` that `record` (an outcomes file) names, each as many
+    times as it names it."""
+    wanted = Counter(
+        without_place(json.loads(line)["name"]) for line in record.read_text().splitlines()
+    )
+    chosen = []
+    for mutant in mutants:
+        key = without_place(mutant["name"])
+        if wanted[key] > 0:
+            wanted[key] -= 1
+            chosen.append(mutant)
+    missing = sum(wanted.values())
+    if missing:
+        print(f"{missing} mutants of {record} are not listed any more", flush=True)
+    return chosen
+
+
 def main():
     # A stop (kill, Ctrl-C) ends inside `test_one`, whose `finally` restores the file.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -325,6 +369,11 @@ def main():
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--pause-file", type=Path, help="no mutant starts while it exists")
     parser.add_argument(
+        "--same-as",
+        type=Path,
+        help="the mutants of this outcomes file (by file, function and replacement), not a shard",
+    )
+    parser.add_argument(
         "--exclude-re",
         nargs="*",
         default=[],
@@ -333,7 +382,11 @@ def main():
     args = parser.parse_args()
     k, n = (int(part) for part in args.shard.split("/"))
     mutants = list_mutants(args.files, args.exclude_re)
-    chosen = [m for index, m in enumerate(mutants) if index % n == k]
+    if args.same_as:
+        chosen = same_as(mutants, args.same_as)
+    else:
+        chosen = [m for index, m in enumerate(mutants) if index % n == k]
+    with_embedded = any(m["file"].startswith(EMBED) for m in chosen)
     args.out.mkdir(parents=True, exist_ok=True)
     record = args.out / "outcomes.jsonl"
     hashes = {file: source_hash(file) for file in {m["file"] for m in chosen}}
@@ -352,7 +405,7 @@ def main():
         record.write_text("".join(line + "\n" for line in kept))
     elif record.exists():
         record.unlink()
-    code, output, _ = build()
+    code, output, _ = build(with_embedded)
     if code != 0:
         sys.exit("the unmutated bridge does not build:\n" + output[-3000:])
     code, output, _ = conformance()
@@ -373,6 +426,7 @@ def main():
             hashes[mutant["file"]],
             commit,
             catchers.get(mutant["file"], []),
+            with_embedded,
         )
         remember_catcher(catchers, outcome)
         outcomes.append(outcome)
@@ -381,7 +435,7 @@ def main():
         print(f"[{number}/{len(chosen)}] {outcome['outcome']}: {mutant['name']}", flush=True)
         (args.out / "summary.md").write_text(summary(outcomes, args.shard, len(mutants)))
     # The tree is restored: build the bridge it holds again.
-    build()
+    build(with_embedded)
     (args.out / "summary.md").write_text(summary(outcomes, args.shard, len(mutants)))
     print((args.out / "summary.md").read_text())
 

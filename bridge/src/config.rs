@@ -185,7 +185,7 @@ pub struct DoctorOptions {
     pub echo: Option<LogLevel>,
     /// The warnings of the command line (a secret in `--header`), which a start
     /// writes to the Output channel.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::catalogue::cli::CliWarning>,
 }
 
 /// The limits of the bridge. The defaults are the contract's; tests shorten them.
@@ -213,7 +213,7 @@ pub struct Limits {
     /// Input requests in one round (M2).
     pub max_inputs_per_round: usize,
     /// A request that may ask for input waits for its next round in a temporary
-    /// file from this many bytes of params on, not in memory (M2, issue 20).
+    /// file from this many bytes of params on, not in memory (M2; the peak memory of a large request).
     pub kept_in_file_from: usize,
 }
 

@@ -1,11 +1,20 @@
 //! What only the fuzz targets (`fuzz/fuzz_targets/`) and the tests of the bridge
-//! reach: the pure rules, the line reading, the events of the upstream link and its
+//! reach: the catalogue of texts, the pure rules, the line reading, the events of the upstream link and its
 //! in-process implementation, the token stores. No part of the crate's API (hidden
 //! from its documentation; any commit may change it): a user of the library needs
 //! only `embed`, `Serve` and the entry points of the executable.
 //!
 //! The paths mirror the private modules, so that `internals::rules::input` is
 //! `src/rules/input.rs`.
+
+/// The catalogue of what the user sees, in the template form that the pages show,
+/// and the lines of a link's end that a test's link sends.
+pub mod catalogue {
+    pub use crate::catalogue::cli::{LOGOUT_USAGE, USAGE, ValueRule};
+    pub use crate::catalogue::{
+        Cause, GROUPS, Level, Scope, Template, UpstreamLost, UpstreamStopped, templates,
+    };
+}
 
 /// The token stores of the sign-in.
 pub mod auth {

@@ -18,8 +18,10 @@
 //!
 //! - `wire`: JSON-RPC frames as `serde_json::Value`, ids, the line reader (with
 //!   `--max-line-bytes`) and the line writer. No MCP rules.
-//! - `cause`: the causes of the contract's errors, with their codes and the
-//!   messages VS Code shows; each layer maps its own failures to one.
+//! - `catalogue`: what the user sees, as data: every line of the Output channel
+//!   (scope, level, text), the errors and the usage of the command line, and the
+//!   causes of the contract's errors with their codes and messages. Each layer
+//!   maps its own events to an entry; `log::emit!` writes a line.
 //! - `client`: VS Code's side: the reader of its lines, the writer of its frames,
 //!   and stdin and stdout.
 //! - `session`: one task owns the connection with VS Code: the lifecycle, the
@@ -46,7 +48,7 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 mod auth;
-mod cause;
+mod catalogue;
 pub mod cli;
 mod client;
 pub mod config;
@@ -62,8 +64,6 @@ mod rules;
 pub mod run;
 mod serve;
 mod session;
-#[cfg(test)]
-mod troubleshooting_check;
 mod upstream;
 mod wire;
 

@@ -1,32 +1,48 @@
 //! The log lines on stderr: `mcp-bridge-vscode: <scope>: <level>: <text>`.
 //!
 //! VS Code shows stderr in the Output channel of the server. Stdout carries only
-//! JSON-RPC (R7), so every line of the bridge goes here, one event per line. The
-//! scopes are the contract's: `bridge` (the core), `vscode` (the executable), and
-//! `mcp_stdio`/`mcp_router` (the upstream link). No line holds a secret or the
-//! content of a frame.
+//! JSON-RPC (R7), so every line of the bridge goes here, one event per line. Every
+//! line is an entry of the catalogue ([`crate::catalogue`]), written with
+//! [`emit!`]; its type gives the scope (the contract's `bridge`, `vscode`,
+//! `mcp_stdio`, `mcp_router`, or the sign-in line) and the level. No line holds a
+//! secret or the content of a frame.
 
+use crate::catalogue::{Level, Line, Prefix, Scope};
 use std::fmt::{self, Write as _};
 use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Subscriber};
+use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
-/// The core of the bridge.
-pub const BRIDGE: &str = "bridge";
-/// The executable: arguments, the watchdog, internal errors.
-pub const VSCODE: &str = "vscode";
-/// The stdio link to the upstream server.
-pub const MCP_STDIO: &str = "mcp_stdio";
-/// The routing of upstream frames.
-pub const MCP_ROUTER: &str = "mcp_router";
-
-/// The sign-in line, `mcp-bridge-vscode: sign in at <url>`: no scope and no
-/// level, and written at every `--log-level`, since the user needs it to sign in.
-pub const SIGN_IN: &str = "sign_in";
-
-const SCOPES: [&str; 4] = [BRIDGE, VSCODE, MCP_STDIO, MCP_ROUTER];
+/// Writes a line of the catalogue, with the scope and the level of its type:
+///
+/// ```ignore
+/// emit!(RequestWarning::NoResponse { id: &key, method, limit: &limit });
+/// emit!(StartInfo::Ready);
+/// emit!(ListenWarning: line); // a line made elsewhere
+/// ```
+///
+/// The type is named at the call site so that the `tracing` call site is static:
+/// a level that `--log-level` hides costs a check there, and the line (with its
+/// parameters) is only made when its level is written.
+macro_rules! emit {
+    ($kind:ident :: $variant:ident { $($fields:tt)* }) => {
+        $crate::log::emit!($kind: $kind::$variant { $($fields)* })
+    };
+    ($kind:ident :: $variant:ident) => {
+        $crate::log::emit!($kind: $kind::$variant)
+    };
+    ($kind:ident : $line:expr) => {
+        ::tracing::event!(
+            target: $kind::SCOPE.target(),
+            $kind::LEVEL.tracing(),
+            "{}",
+            $kind::checked(&$line)
+        )
+    };
+}
+pub(crate) use emit;
 
 /// The value of `--log-level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -38,25 +54,15 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
-    #[cfg(test)]
-    fn admits(self, level: &Level) -> bool {
+    /// Whether this `--log-level` writes a line of `level`.
+    pub fn admits(self, level: &tracing::Level) -> bool {
         let needed = match *level {
-            Level::ERROR => LogLevel::Err,
-            Level::WARN => LogLevel::Warn,
-            Level::INFO => LogLevel::Info,
+            tracing::Level::ERROR => LogLevel::Err,
+            tracing::Level::WARN => LogLevel::Warn,
+            tracing::Level::INFO => LogLevel::Info,
             _ => LogLevel::Debug,
         };
         needed <= self
-    }
-}
-
-/// The level word of a line.
-fn level_word(level: &Level) -> &'static str {
-    match *level {
-        Level::ERROR => "error",
-        Level::WARN => "warning",
-        Level::INFO => "info",
-        _ => "debug",
     }
 }
 
@@ -72,8 +78,11 @@ pub fn init(level: LogLevel) {
         LogLevel::Debug => tracing::level_filters::LevelFilter::DEBUG,
     };
     let filter = tracing_subscriber::filter::Targets::new()
-        .with_targets(SCOPES.map(|scope| (scope, level)))
-        .with_target(SIGN_IN, tracing::level_filters::LevelFilter::INFO);
+        .with_targets(Scope::FILTERED.map(|scope| (scope.target(), level)))
+        .with_target(
+            Scope::SignIn.target(),
+            tracing::level_filters::LevelFilter::INFO,
+        );
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .event_format(LineFormat)
@@ -98,24 +107,32 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        let metadata = event.metadata();
-        let mut text = MessageText::default();
-        event.record(&mut text);
-        writeln!(
-            writer,
-            "{}",
-            line(metadata.target(), metadata.level(), &text.0)
-        )
+        writeln!(writer, "{}", event_line(event))
     }
 }
 
-/// One log line: the text loses its line breaks, so that one event is one line.
-pub fn line(scope: &str, level: &Level, text: &str) -> String {
-    let mut out = if scope == SIGN_IN {
-        "mcp-bridge-vscode: ".to_owned()
-    } else {
-        format!("mcp-bridge-vscode: {scope}: {}: ", level_word(level))
+/// The whole line of an event, as the Output channel shows it (also for the
+/// lines that `doctor` keeps for its findings).
+pub(crate) fn event_line(event: &Event<'_>) -> String {
+    let metadata = event.metadata();
+    let mut text = MessageText::default();
+    event.record(&mut text);
+    let prefix = Prefix {
+        scope: metadata.target(),
+        level: Level::of_tracing(metadata.level()),
     };
+    line(prefix, &text.0)
+}
+
+/// The whole line of a line of the catalogue, for the lines written outside the
+/// logger (the last-resort watchdog, a panic).
+pub fn line_of<L: Line>(line: &L) -> String {
+    self::line(line.prefix(), &line.to_string())
+}
+
+/// One log line: the text loses its line breaks, so that one event is one line.
+fn line(prefix: Prefix, text: &str) -> String {
+    let mut out = prefix.to_string();
     for c in text.chars() {
         match c {
             '\n' | '\r' => out.push(' '),
@@ -148,37 +165,63 @@ impl Visit for MessageText {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::{ExecutableError, SignInLine, StartInfo};
 
     #[test]
     fn lines_have_the_form_of_the_contract() {
         assert_eq!(
-            line(BRIDGE, &Level::INFO, "the upstream server is ready"),
+            line_of(&StartInfo::Ready),
             "mcp-bridge-vscode: bridge: info: the upstream server is ready"
         );
         assert_eq!(
-            line(VSCODE, &Level::WARN, "a\nb"),
+            line(Prefix::of(Scope::Vscode, Level::Warning), "a\nb"),
             "mcp-bridge-vscode: vscode: warning: a b"
         );
         assert_eq!(
-            line(MCP_ROUTER, &Level::ERROR, "x\u{7}"),
+            line(Prefix::of(Scope::McpRouter, Level::Error), "x\u{7}"),
             "mcp-bridge-vscode: mcp_router: error: x\\u{7}"
         );
         assert_eq!(
-            line(SIGN_IN, &Level::INFO, "sign in at https://as/authorize?x=1"),
+            line_of(&SignInLine::At {
+                url: &"https://as/authorize?x=1"
+            }),
             "mcp-bridge-vscode: sign in at https://as/authorize?x=1"
         );
         assert_eq!(
-            line(BRIDGE, &Level::DEBUG, ""),
-            "mcp-bridge-vscode: bridge: debug: "
+            line_of(&ExecutableError::InternalError { error: &"a\nb" }),
+            "mcp-bridge-vscode: vscode: error: the bridge stopped because of an internal error: a b"
         );
     }
 
     #[test]
+    fn a_line_of_a_hidden_level_is_never_made() {
+        use crate::catalogue::{BridgeDebug, RequestInfo};
+        use std::cell::Cell;
+        let made = Cell::new(0);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(std::io::sink)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            emit!(BridgeDebug::LateCancel {
+                id: &made.replace(made.get() + 1)
+            });
+            assert_eq!(made.get(), 0, "a debug line at info made its parameters");
+            emit!(RequestInfo::StillWaiting {
+                method: "tools/call",
+                id: &made.replace(made.get() + 1),
+                n: 10,
+            });
+            assert_eq!(made.get(), 1);
+        });
+    }
+
+    #[test]
     fn levels_admit_what_is_at_or_above_them() {
-        assert!(LogLevel::Info.admits(&Level::WARN));
-        assert!(LogLevel::Info.admits(&Level::INFO));
-        assert!(!LogLevel::Info.admits(&Level::DEBUG));
-        assert!(!LogLevel::Err.admits(&Level::WARN));
-        assert!(LogLevel::Debug.admits(&Level::TRACE));
+        assert!(LogLevel::Info.admits(&tracing::Level::WARN));
+        assert!(LogLevel::Info.admits(&tracing::Level::INFO));
+        assert!(!LogLevel::Info.admits(&tracing::Level::DEBUG));
+        assert!(!LogLevel::Err.admits(&tracing::Level::WARN));
+        assert!(LogLevel::Debug.admits(&tracing::Level::TRACE));
     }
 }

@@ -24,9 +24,7 @@ fn main() -> ExitCode {
         }
     };
     log::init(config.log_level);
-    for warning in warnings {
-        tracing::warn!(target: log::VSCODE, "{warning}");
-    }
+    run::log_warnings(&warnings);
     run::exit_on_panic();
     // The URL form opens its token store before it serves (the sign-in takes it).
     let token_store = match run::token_store(&config) {
@@ -42,7 +40,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            tracing::error!(target: log::VSCODE, "the bridge stopped because of an internal error: {error}");
+            run::log_internal_error(&error);
             return ExitCode::from(1);
         }
     };

@@ -3,15 +3,18 @@
 
 use crate::auth::environment::SignInEnvironment;
 use crate::auth::store::{MemoryStore, OpenedStore, TokenStore};
+use crate::catalogue::cli::CliWarning;
+use crate::catalogue::{ExecutableError, TokenStoreError, TokenStoreInfo};
 use crate::client::stdio as client_stdio;
 use crate::config::{Config, UpstreamTarget};
-use crate::log::VSCODE;
+use crate::log::{emit, line_of};
 use crate::net::ProxyEnvironment;
 use crate::serve::{Serve, watchdog_line};
 use crate::session::Exit;
 use crate::upstream::Connector;
 use crate::upstream::http::{HttpConnector, SignIn};
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
+use std::fmt::Display;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,14 +70,26 @@ pub fn token_store(config: &Config) -> Result<Option<OpenedStore>, u8> {
         &|name| std::env::var(name).ok(),
     ) {
         Ok(opened) => {
-            tracing::info!(target: crate::log::BRIDGE, "{}", opened.line);
+            emit!(TokenStoreInfo: opened.line);
             Ok(Some(opened))
         }
         Err(error) => {
-            tracing::error!(target: VSCODE, "the token store did not open: {error}");
+            emit!(TokenStoreError::DidNotOpen { cause: &error });
             Err(2)
         }
     }
+}
+
+/// Writes the warnings of the command line, once the log is open.
+pub fn log_warnings(warnings: &[CliWarning]) {
+    for warning in warnings {
+        emit!(CliWarning: warning);
+    }
+}
+
+/// The internal error line of an executable that cannot go on (exit code 1).
+pub fn log_internal_error(error: &dyn Display) {
+    emit!(ExecutableError::InternalError { error });
 }
 
 /// Serves VS Code on stdin and stdout.
@@ -100,11 +115,7 @@ fn last_resort_watchdog(after: Duration) -> impl FnOnce() + Send + 'static {
             // Real time on purpose: this thread must act when the runtime cannot.
             #[allow(clippy::disallowed_methods)]
             std::thread::sleep(after);
-            write_line(&crate::log::line(
-                VSCODE,
-                &tracing::Level::WARN,
-                &watchdog_line(after - LAST_RESORT_AFTER),
-            ));
+            write_line(&line_of(&watchdog_line(after - LAST_RESORT_AFTER)));
             kill_all_groups();
             std::process::exit(0);
         });
@@ -125,11 +136,9 @@ pub fn exit_on_panic() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        write_line(&crate::log::line(
-            VSCODE,
-            &tracing::Level::ERROR,
-            &format!("the bridge stopped because of an internal error: {message}{location}"),
-        ));
+        write_line(&line_of(&ExecutableError::InternalError {
+            error: &format_args!("{message}{location}"),
+        }));
         kill_all_groups();
         std::process::exit(1);
     }));

@@ -5,9 +5,10 @@
 //! spawns its tasks there too, and when the session ends, or the watchdog fires,
 //! the token stops every task that is left. No task is detached.
 
+use crate::catalogue::{ExecutableError, ExecutableWarning};
 use crate::client::{self, ClientSink};
 use crate::config::Config;
-use crate::log::VSCODE;
+use crate::log::emit;
 use crate::session::{Exit, Session};
 use crate::upstream::{Connector, UpstreamSlot};
 use std::future::Future;
@@ -128,7 +129,7 @@ impl<'a> Serve<'a> {
                     exit
                 }
                 Err(error) => {
-                    tracing::error!(target: VSCODE, "the bridge stopped because of an internal error: {error}");
+                    emit!(ExecutableError::InternalError { error: &error });
                     slot.kill_now();
                     Exit::Failure
                 }
@@ -146,14 +147,11 @@ impl<'a> Serve<'a> {
 }
 
 fn fire_watchdog(limit: Duration, slot: &UpstreamSlot) {
-    tracing::warn!(target: VSCODE, "{}", watchdog_line(limit));
+    emit!(ExecutableWarning: watchdog_line(limit));
     slot.kill_now();
 }
 
-/// The text of the watchdog's warning line.
-pub fn watchdog_line(limit: Duration) -> String {
-    format!(
-        "the bridge did not stop in {} s after the end of stdin, thus it stops now",
-        limit.as_secs()
-    )
+/// The watchdog's warning line.
+pub fn watchdog_line(limit: Duration) -> ExecutableWarning {
+    ExecutableWarning::WatchdogStops { n: limit.as_secs() }
 }

@@ -9,6 +9,7 @@
 mod common;
 mod layout;
 
+mod catalogue_pages;
 mod forward;
 mod lifecycle;
 mod lines;

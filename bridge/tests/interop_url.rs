@@ -1,4 +1,4 @@
-//! Interop of the URL form (issue 14): the official TypeScript SDK 1.x as the client
+//! Interop of the URL form: the official TypeScript SDK 1.x as the client
 //! (as VS Code, `interop/url_client.mjs`) → `mcp-bridge-vscode <url>` → the official
 //! TypeScript SDK 2.x as an MCP server of revision 2026-07-28 over Streamable HTTP on
 //! loopback (`@modelcontextprotocol/server` with `@modelcontextprotocol/node`, pinned in

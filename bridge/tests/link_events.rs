@@ -6,6 +6,7 @@ use crate::common;
 
 use common::{Bridge, Upstream, WAIT, vscode_initialize};
 use mcp_bridge_vscode::Exit;
+use mcp_bridge_vscode::internals::catalogue::UpstreamLost;
 use mcp_bridge_vscode::internals::upstream::{
     ClientQuestion, ClientState, LinkEnd, RequestFailure, UpstreamEvent,
 };
@@ -254,10 +255,7 @@ async fn a_link_that_ends_without_ending_the_session_fails_its_requests_and_the_
     bridge.send(call(json!(1))).await;
     upstream.recv().await;
     upstream
-        .end(LinkEnd {
-            detail: "the connection to the upstream server closed".into(),
-            ends_session: false,
-        })
+        .end(LinkEnd::Lost(UpstreamLost::ConnectionClosed))
         .await;
     let error = bridge.recv().await;
     assert_eq!(error["id"], 1);
@@ -308,7 +306,7 @@ fn each_connect_error_has_its_cause_and_its_line() {
     ];
     for (error, cause, line) in cases {
         assert_eq!(error.to_error().to_object()["data"]["cause"], cause);
-        assert_eq!(error.log_line(), line);
+        assert_eq!(error.log_line().to_string(), line);
     }
 }
 

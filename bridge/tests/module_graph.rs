@@ -16,9 +16,10 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
         "wire is the ground: JSON-RPC frames and lines, it imports nothing above it",
     ),
     (
-        "cause",
+        "catalogue",
         &[ANY],
-        "cause is a leaf that every layer maps its failures to",
+        "the catalogue of what the user sees is a leaf: every layer maps its events to \
+         its entries",
     ),
     (
         "net",
@@ -633,13 +634,13 @@ fn the_files_of_the_ground_folders_import_one_way() {
 fn the_reader_resolves_use_trees_and_paths() {
     let source = r##"
         //! Docs name crate::serve, which is no import.
-        use crate::{wire::{self, frame::Message}, log::BRIDGE as LINE};
+        use crate::{wire::{self, frame::Message}, log::emit as write_line};
         use super::sibling::*;
         use serde_json::Value;
         fn f<'a>(x: &'a str) -> char {
             let _ = "crate::upstream::Outgoing";
             let _ = r#"crate::auth"#;
-            tracing::info!(target: crate::log::VSCODE, "{}", crate::rules::input::url_is_safe(x));
+            crate::log::emit!(RequestInfo: crate::rules::input::url_is_safe(x));
             '"'
         }
         #[cfg(test)]
@@ -658,9 +659,9 @@ fn the_reader_resolves_use_trees_and_paths() {
         [
             "wire",
             "wire::frame::Message",
-            "log::BRIDGE",
+            "log::emit",
             "session::sibling",
-            "log::VSCODE",
+            "log::emit",
             "rules::input::url_is_safe",
             "session::stop",
             "session::notify::events",

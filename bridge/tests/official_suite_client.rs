@@ -1,6 +1,6 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! `interop/package-lock.json`), its client scenarios of revision 2026-07-28, with the
-//! bridge as the client (issue 15, "An external referee"). For each scenario the suite
+//! bridge as the client, an external referee of the sign-in. For each scenario the suite
 //! starts its own server (and authorization server) and runs
 //! `interop/suite_client_driver.mjs <bridge> <fixture> <url>`: the driver starts the
 //! bridge toward that URL, with the fixture's test browser as `$BROWSER`, and plays VS

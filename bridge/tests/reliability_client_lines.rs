@@ -1,4 +1,4 @@
-//! Issue 9, part 1: hostile lines of the client. Each line gets the error of the
+//! Hostile lines of the client. Each line gets the error of the
 //! contract (code, message, cause, id) or is dropped with a debug line, and a valid
 //! request right after it still works.
 //!

@@ -1,4 +1,4 @@
-//! Issue 9, part 3: load through the real bridge in front of the fixture server.
+//! Load through the real bridge in front of the fixture server.
 //!
 //! Requests go with 256 in flight (the limit of the bridge) until the count is
 //! reached; every response must arrive exactly once with its id and its own

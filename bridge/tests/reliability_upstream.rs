@@ -1,4 +1,4 @@
-//! Issue 9, part 2: an upstream server that fails, scripted in the same process
+//! An upstream server that fails, scripted in the same process
 //! (the faults at the level of frames; `reliability_upstream_process.rs` has the
 //! faults of a real process). Each case: the error of the contract, the exit code,
 //! the lines of the Output channel, and every request answered exactly once.

@@ -1,4 +1,4 @@
-//! Reliability of the URL form over HTTP (issue 14): faults of one request never stop
+//! Reliability of the URL form over HTTP: faults of one request never stop
 //! the bridge, and a long load leaves its memory flat.
 //!
 //! - a response of 64 MiB + 1 byte (one over `--max-response-bytes` at its default)

@@ -6,23 +6,13 @@
 use crate::https_fixture;
 use crate::pipes;
 
-use https_fixture::{HttpsFixture, bridge, fixture_switch, free_port, script, test_browser};
+use https_fixture::{
+    HttpsFixture, bridge, fixture_switch, free_port, script, sign_in_url, test_browser,
+};
 use pipes::*;
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
-
-/// The URL of the sign-in line, once the bridge wrote it.
-async fn sign_in_url(peer: &mut harness_sim::process::StdioPeer) -> String {
-    let line = peer
-        .wait_stderr(EXCHANGE, |line| {
-            line.starts_with("mcp-bridge-vscode: sign in at ")
-        })
-        .await
-        .expect("the sign-in line");
-    line.trim_start_matches("mcp-bridge-vscode: sign in at ")
-        .to_owned()
-}
 
 /// The fixture's test browser, run by the test as a user would.
 async fn browse(url: &str, fixture: &HttpsFixture) -> std::process::Output {

@@ -14,11 +14,10 @@
 //! bridge runs: the tests of one executable run side by side, and one port takes
 //! one listener.
 
-use crate::https_fixture::{HttpsFixture, bridge, free_port, test_browser};
+use crate::https_fixture::{HttpsFixture, bridge, free_port, sign_in_url, test_browser};
 use crate::pipes::*;
 use crate::recording_proxy::RecordingProxy;
 
-use harness_sim::process::StdioPeer;
 use std::time::Duration;
 
 /// The stable URL of the document of the bridge.
@@ -37,17 +36,6 @@ fn committed_document() -> String {
 
 fn encoded(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
-}
-
-async fn sign_in_url(peer: &mut StdioPeer) -> String {
-    let line = peer
-        .wait_stderr(EXCHANGE, |line| {
-            line.starts_with("mcp-bridge-vscode: sign in at ")
-        })
-        .await
-        .expect("the sign-in line");
-    line.trim_start_matches("mcp-bridge-vscode: sign in at ")
-        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,4 @@
-//! The sign-in against a hostile authorization server (issue 15, the security
-//! tests), end to end: the real bridge at `--log-level debug`, the fixture with
+//! The sign-in against a hostile authorization server, end to end: the real bridge at `--log-level debug`, the fixture with
 //! `--hostile-authorization-endpoint` and `--hostile-redirect`, and a `$BROWSER`.
 //!
 //! Each refusal is checked by its cause and its line of the Output channel, and

@@ -26,6 +26,20 @@ const TOOLS: [&str; 4] = [
     "dbus-send",
 ];
 
+/// `mcp-bridge-vscode logout ARGS` in this process's environment: its exit code and
+/// its stderr.
+fn logout(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
+        .arg("logout")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 fn on_path(tool: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
@@ -218,7 +232,7 @@ fn a_sign_in_in_the_keychain_is_an_item_that_secret_tool_finds_and_clears() {
     let env = env_with(&[]);
     let opened = open(TokenStoreChoice::Keychain, None, &env).unwrap();
     assert_eq!(
-        opened.line,
+        opened.line.to_string(),
         "the tokens are in the keychain of the host (service \"mcp-bridge-rs/mcp-bridge-vscode\")"
     );
     assert_eq!(opened.store.kind(), StoreKind::Keychain);
@@ -267,17 +281,6 @@ fn logout_deletes_the_items_of_the_url_and_the_account_in_the_keychain() {
     store.save(&entry(url), &sign_in("a")).unwrap();
     let other = entry("https://127.0.0.2:9/mcp");
     store.save(&other, &sign_in("b")).unwrap();
-    let logout = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
-            .arg("logout")
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
     let (code, stderr) = logout(&["--token-store", "keychain", url]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(
@@ -332,12 +335,12 @@ fn a_locked_keyring_without_a_display_is_not_opened_and_auto_hands_over_losing_n
     let opened = open(TokenStoreChoice::Auto, None, &with_key).unwrap();
     let tokens = state_dir().join("mcp-bridge-rs/vscode/tokens");
     assert_eq!(
-        opened.line,
+        opened.line.to_string(),
         format!("the tokens are in encrypted files in {}", tokens.display())
     );
     let opened = open(TokenStoreChoice::Auto, None, &env).unwrap();
     assert_eq!(
-        opened.line,
+        opened.line.to_string(),
         "the tokens stay in memory (no keychain: the collection of the Secret Service is locked, and without a display the bridge shows no unlock prompt; no key of the file store in MCP_BRIDGE_TOKEN_KEY or --token-key-file): each start needs a new sign-in"
     );
 }
@@ -492,17 +495,6 @@ fn an_index_that_does_not_parse_fails_logout_of_a_url_and_logout_all_still_clear
         .write_all(b"not an index")
         .unwrap();
     assert!(child.wait().unwrap().success());
-    let logout = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
-            .arg("logout")
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
     let (code, stderr) = logout(&["--token-store", "keychain", url]);
     assert_eq!(code, Some(1), "{stderr}");
     assert_eq!(

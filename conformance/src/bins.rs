@@ -16,6 +16,15 @@ const BRIDGE: Executable = Executable::new("mcp-bridge-vscode", "mcp-bridge-vsco
 const FIXTURE: Executable = Executable::new("bridge-fixture-server", "bridge-fixture-server");
 const EMBEDDED: Executable = Executable::new("bridge-embedded-server", "bridge-embedded-server");
 
+/// Why an executable of the run is missing.
+#[derive(Debug, thiserror::Error)]
+pub enum BinsError {
+    #[error(transparent)]
+    Build(#[from] workspace_bin::BinError),
+    #[error("the run was started without the embedded server (no transcript of M5 was selected)")]
+    NoEmbedded,
+}
+
 /// The paths of the executables.
 #[derive(Debug, Clone)]
 pub struct Bins {
@@ -31,7 +40,7 @@ impl Bins {
     /// Finds (and builds when needed, in one cargo build) the bridge, the fixture and,
     /// `with_embedded`, the embedded server; `relay` is the path of the
     /// `mcp-conformance` executable.
-    pub fn locate(relay: PathBuf, with_embedded: bool) -> Result<Self, String> {
+    pub fn locate(relay: PathBuf, with_embedded: bool) -> Result<Self, BinsError> {
         let mut wanted = vec![
             ("MCP_CONFORMANCE_BRIDGE", BRIDGE),
             ("MCP_CONFORMANCE_FIXTURE", FIXTURE),
@@ -45,12 +54,13 @@ impl Bins {
             .map(|(_, executable)| *executable)
             .collect();
         if std::env::var_os("CARGO").is_some() {
-            workspace_bin::build(&to_build).map_err(|error| error.to_string())?;
+            workspace_bin::build(&to_build)?;
         }
         let find = |variable: &str, executable: Executable| match std::env::var_os(variable) {
             Some(path) => Ok(PathBuf::from(path)),
-            None => workspace_bin::path(executable.package, executable.bin)
-                .map_err(|error| error.to_string()),
+            None => {
+                workspace_bin::path(executable.package, executable.bin).map_err(BinsError::from)
+            }
         };
         Ok(Self {
             bridge: find("MCP_CONFORMANCE_BRIDGE", BRIDGE)?,
@@ -65,11 +75,8 @@ impl Bins {
     }
 
     /// `bridge-embedded-server`, the process under test of the transcripts of M5.
-    pub fn embedded(&self) -> Result<PathBuf, String> {
-        self.embedded.clone().ok_or_else(|| {
-            "the run was started without the embedded server (no transcript of M5 was selected)"
-                .to_owned()
-        })
+    pub fn embedded(&self) -> Result<PathBuf, BinsError> {
+        self.embedded.clone().ok_or(BinsError::NoEmbedded)
     }
 
     /// Whether the bridge is a build with `MCP_BRIDGE_TEST_FAULT`: every profile but

@@ -19,6 +19,20 @@ pub struct Item {
     /// requirement, client, feature, quirk, behaviour, option, log or documentation.
     #[serde(default)]
     pub kind: String,
+    /// The parts of the item that no transcript can check, each with the test of
+    /// `cargo test` that does: the contract page names them, so that a cell never
+    /// claims a transcript it does not have.
+    #[serde(default)]
+    pub tests: Vec<BackingTest>,
+}
+
+/// A test of `cargo test` that checks a part of an item.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct BackingTest {
+    /// The part of the requirement, in a few words.
+    pub covers: String,
+    /// `path/of/the/file.rs::the_test_function`, from the workspace's root.
+    pub test: String,
 }
 
 /// The whole catalog.
@@ -40,8 +54,22 @@ pub enum CatalogError {
         path: String,
         error: serde_json::Error,
     },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    #[error("{path}: {problem}")]
+    Invalid {
+        path: String,
+        problem: CatalogProblem,
+    },
+}
+
+/// What is wrong in a catalog that parses.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogProblem {
+    #[error("the item {0} occurs twice")]
+    Twice(String),
+    #[error("the item {0} has no milestone")]
+    NoMilestone(String),
+    #[error("the item {item} names the milestone {milestone}, which is not a column")]
+    NoColumn { item: String, milestone: String },
 }
 
 impl Catalog {
@@ -57,29 +85,29 @@ impl Catalog {
                 path: name.clone(),
                 error,
             })?;
-        catalog.check().map_err(|message| CatalogError::Invalid {
+        catalog.check().map_err(|problem| CatalogError::Invalid {
             path: name,
-            message,
+            problem,
         })?;
         Ok(catalog)
     }
 
     /// Ids are unique, and every milestone of an item is a column.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), CatalogProblem> {
         let mut seen = std::collections::HashSet::new();
         for item in &self.items {
             if !seen.insert(item.id.as_str()) {
-                return Err(format!("the item {} occurs twice", item.id));
+                return Err(CatalogProblem::Twice(item.id.clone()));
             }
             if item.milestones.is_empty() {
-                return Err(format!("the item {} has no milestone", item.id));
+                return Err(CatalogProblem::NoMilestone(item.id.clone()));
             }
             for milestone in &item.milestones {
                 if !self.milestones.contains(milestone) {
-                    return Err(format!(
-                        "the item {} names the milestone {milestone}, which is not a column",
-                        item.id
-                    ));
+                    return Err(CatalogProblem::NoColumn {
+                        item: item.id.clone(),
+                        milestone: milestone.clone(),
+                    });
                 }
             }
         }
@@ -175,6 +203,19 @@ mod tests {
     }
 
     #[test]
+    fn each_backing_test_exists_where_the_catalog_says() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let catalog = catalog();
+        let tests: Vec<&BackingTest> = catalog.items.iter().flat_map(|i| &i.tests).collect();
+        assert!(!tests.is_empty());
+        for test in tests {
+            let (file, name) = test.test.split_once("::").unwrap();
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            assert!(text.contains(&format!("fn {name}(")), "{}", test.test);
+        }
+    }
+
+    #[test]
     fn milestones_follow_the_contract() {
         let catalog = catalog();
         let milestones = |id: &str| catalog.item(id).unwrap().milestones.join(",");
@@ -194,9 +235,9 @@ mod tests {
     fn a_duplicate_or_an_unknown_milestone_is_refused() {
         let mut catalog = catalog();
         catalog.items.push(catalog.items[0].clone());
-        assert!(catalog.check().unwrap_err().contains("twice"));
+        assert!(catalog.check().unwrap_err().to_string().contains("twice"));
         let mut catalog = self::tests::catalog();
         catalog.items[0].milestones.push("M9".into());
-        assert!(catalog.check().unwrap_err().contains("M9"));
+        assert!(catalog.check().unwrap_err().to_string().contains("M9"));
     }
 }

@@ -10,11 +10,11 @@
 //! Exit codes: 0 when every transcript that ran passed, 1 when one failed, 2 for
 //! arguments or data that are not valid.
 
-use crate::bins::Bins;
+use crate::bins::{Bins, BinsError};
 use crate::catalog::Catalog;
 use crate::matrix::Matrix;
 use crate::runner::Env;
-use crate::schema::Schemas;
+use crate::schema::{SchemaError, Schemas};
 use crate::suite;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -112,11 +112,21 @@ fn load_catalog(dir: &std::path::Path) -> Option<Catalog> {
         .ok()
 }
 
+/// Why a run cannot start: its schemas or its executables.
+#[derive(Debug, thiserror::Error)]
+enum SetupError {
+    #[error(transparent)]
+    Schemas(#[from] SchemaError),
+    #[error("cannot find mcp-conformance itself: {0}")]
+    OwnPath(std::io::Error),
+    #[error(transparent)]
+    Bins(#[from] BinsError),
+}
+
 /// The schemas and the executables of a run (built first when they are stale).
-fn environment(dir: &std::path::Path, with_embedded: bool) -> Result<Env, String> {
+fn environment(dir: &std::path::Path, with_embedded: bool) -> Result<Env, SetupError> {
     let schemas = Schemas::load(&dir.join("schema"))?;
-    let relay =
-        std::env::current_exe().map_err(|e| format!("cannot find mcp-conformance itself: {e}"))?;
+    let relay = std::env::current_exe().map_err(SetupError::OwnPath)?;
     let bins = Bins::locate(relay, with_embedded)?;
     Ok(Env {
         bins,

@@ -1,6 +1,6 @@
 //! docs/contract.md: every item of the catalog with its requirement, its
 //! milestones, the state of each cell in a recorded run and the transcripts that
-//! check it (issue 19). The page is made from `transcripts/catalog.json` and the
+//! check it. The page is made from `transcripts/catalog.json` and the
 //! JSON of a real run (`mcp-conformance run --json`, kept in
 //! `docs/contract-run.json`), so it says what passed, not what should pass; a
 //! test fails when the committed page differs from what this writes, or when the
@@ -134,8 +134,10 @@ pub fn render(catalog: &Catalog, run: &Value) -> String {
         "`doc` (documentation only). *Transcripts* are the files under `transcripts/` that\n",
     );
     out.push_str(
-        "check the item (the replays of `recorded/` earn no cell and are not listed).\n\n",
+        "check the item (the replays of `recorded/` earn no cell and are not listed); a part\n",
     );
+    out.push_str("of an item that no transcript can check is named after them with the test of\n");
+    out.push_str("`cargo test` that checks it, which the State does not count.\n\n");
     out.push_str(&format!(
         "The recorded run: {} transcripts passed, {} failed, {} skipped.\n",
         count("passed"),
@@ -160,7 +162,7 @@ pub fn render(catalog: &Catalog, run: &Value) -> String {
                     format!("{milestone} {cell}")
                 })
                 .collect();
-            let transcripts: Vec<String> = seen
+            let mut transcripts: Vec<String> = seen
                 .transcripts
                 .iter()
                 .map(|(path, milestone, passed)| {
@@ -168,22 +170,40 @@ pub fn render(catalog: &Catalog, run: &Value) -> String {
                     format!("`{path}` ({milestone}{mark})")
                 })
                 .collect();
+            if transcripts.is_empty() {
+                transcripts.push("none yet".to_owned());
+            }
+            transcripts.extend(
+                item.tests.iter().map(|test| {
+                    format!("cargo test only, {}: `{}`", escape(&test.covers), test.test)
+                }),
+            );
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} |\n",
                 item.id,
                 escape(&item.requirement),
                 item.milestones.join(", "),
                 state.join(", "),
-                if transcripts.is_empty() {
-                    "none yet".to_owned()
-                } else {
-                    transcripts.join("<br>")
-                }
+                transcripts.join("<br>")
             ));
         }
     }
+    out.push_str(DIFFERENCES);
     out
 }
+
+/// The lines of the bridge that the contract's table words otherwise, and why.
+const DIFFERENCES: &str = "
+## Lines that differ from the contract's table
+
+The transcripts check the Output channel's lines word for word against the
+contract's table. Where the bridge writes a line that the table words for another
+transport, it follows the table's wording and says why it differs:
+
+| Line of the bridge | The table's line | Why |
+|---|---|---|
+| `the upstream server refused the listen stream with the HTTP status <n>. The bridge sends no more list changes.` | `the upstream server refused the listen stream with the error <code>: <message>. The bridge sends no more list changes.` | Over HTTP a later listen stream can be refused by a status that is no reason to try again (4xx but 401, 403, 408 and 429; 501), without a JSON-RPC error: there is no code and no message to name, so the line names the status. A first stream refused so gets the table's line of a first stream, `cannot start the listen stream: <error>. The client gets no list changes.`, with `the HTTP status <n>` as its error (`m4/listen-http-status-501.jsonl`). |
+";
 
 #[cfg(test)]
 mod tests {
@@ -264,5 +284,23 @@ mod tests {
             "| R4 | no nextCursor: null \\| ever | M1, M2 | M1 pass, M2 - | `m1/r4.jsonl` (M1) |\n"
         ));
         assert!(page.contains("The recorded run: 1 transcripts passed, 0 failed, 0 skipped.\n"));
+    }
+
+    #[test]
+    fn a_part_that_only_a_cargo_test_checks_is_named_with_its_test() {
+        let catalog: Catalog = serde_json::from_value(serde_json::json!({
+            "milestones": ["M4"],
+            "items": [{"id": "X", "kind": "behaviour", "milestones": ["M4"], "requirement": "x",
+                "tests": [{"covers": "the files", "test": "a/b.rs::c"}]}]
+        }))
+        .unwrap();
+        let run = serde_json::json!({"items": [], "transcripts": [], "passed": 0, "failed": 0, "skipped": 0});
+        let page = render(&catalog, &run);
+        assert!(
+            page.contains(
+                "| X | x | M4 | M4 - | none yet<br>cargo test only, the files: `a/b.rs::c` |\n"
+            ),
+            "{page}"
+        );
     }
 }

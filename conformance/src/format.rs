@@ -107,6 +107,9 @@ pub struct Header {
     /// The host of the fixture's URL in place of 127.0.0.1 (`https_fixture` only):
     /// a name that is not loopback by its spelling, for the proxy of Q10.
     pub url_host: Option<String>,
+    /// The bridge gets a Secret Service of the run's own
+    /// ([`crate::secret_service`]; `https_fixture` only).
+    pub secret_service: bool,
 }
 
 /// One step, with its line number for messages.
@@ -172,6 +175,27 @@ pub enum StepKind {
         code: i32,
         stderr: Vec<String>,
     },
+    /// The bridge stops at the end of its stdin (exit code 0), and a new one starts
+    /// against the same fixture over HTTPS with these options before the URL and the
+    /// transcript's environment with these variables over it (a restart of the server
+    /// in VS Code: another account, the sandbox, a stored sign-in).
+    RestartBridge {
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// The keyring's daemon of the run's Secret Service dies (the keychain stops to
+    /// answer).
+    StopSecretService,
+    /// So many browser scripts have started in the run so far (waits for them until
+    /// the step's time limit; more fail it at once).
+    ExpectBrowserRuns(usize),
+    /// So many HTTP requests of the run so far, of either origin of the fixture over
+    /// HTTPS, match `request` (a record `{"origin","method","path","headers",
+    /// "status"}`), as `expect_browser_runs` counts.
+    ExpectHttpRequests {
+        request: Value,
+        count: usize,
+    },
     /// The bridge ends the upstream's input (closes the relay's stdin).
     UpstreamExpectEof,
     /// No process is left in the process group of any upstream that the bridge
@@ -220,12 +244,99 @@ pub struct HarnessSpec {
 }
 
 /// A transcript that cannot be read: the file and line, and why.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{file}:{line}: {message}")]
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}: {problem}")]
 pub struct FormatError {
     pub file: String,
     pub line: usize,
-    pub message: String,
+    pub problem: Problem,
+}
+
+/// Why a transcript cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Problem {
+    #[error("cannot read the file: {0}")]
+    Read(std::io::Error),
+    #[error("the file is empty")]
+    Empty,
+    #[error("the header is not JSON: {0}")]
+    HeaderNotJson(serde_json::Error),
+    #[error("the header is not a JSON object")]
+    HeaderNotObject,
+    #[error("the step is not JSON: {0}")]
+    StepNotJson(serde_json::Error),
+    #[error("the step is not a JSON object")]
+    StepNotObject,
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+}
+
+/// Why a header or a step that is JSON is not one of the format.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// A member that must have a shape of JSON, and has another.
+    #[error("{what} is {shape}")]
+    Shape {
+        what: &'static str,
+        shape: &'static str,
+    },
+    /// A member or a step that needs another part of the transcript.
+    #[error("{what} needs {needs}")]
+    Needs { what: String, needs: &'static str },
+    #[error("{0} has an element that is not a string")]
+    NotAStringElement(&'static str),
+    #[error("{0} is not an array of strings")]
+    NotStrings(&'static str),
+    #[error(transparent)]
+    Profile(#[from] harness_sim::profile::UnknownProfile),
+    #[error("the header has the unknown member {0:?}")]
+    UnknownHeaderMember(String),
+    #[error("the header needs \"transcript\": {FORMAT_VERSION}")]
+    Version,
+    #[error("the header needs a string {0:?}")]
+    HeaderString(&'static str),
+    #[error("the header needs \"items\": the catalog ids it covers")]
+    NoItems,
+    #[error(
+        "the header needs \"upstream\": {{\"scripted\":{{}}}}, {{\"fixture\":[args]}}, {{\"https_fixture\":[args]}}, \"embedded\" or \"none\""
+    )]
+    Upstream,
+    #[error("env.{0} is not a string")]
+    EnvValue(String),
+    #[error("env is not an object of strings")]
+    Env,
+    #[error("the regex is not a string")]
+    RegexNotAString,
+    #[error("the regex {pattern:?} is not valid: {error}")]
+    Regex {
+        pattern: String,
+        error: regex::Error,
+    },
+    #[error("the value is not a string")]
+    NotAString,
+    #[error("the value is not a number of milliseconds")]
+    NotMillis,
+    #[error("repeat goes only with send_raw")]
+    RepeatWithoutSendRaw,
+    #[error("a step has one kind, this one has {0:?}")]
+    Kinds(Vec<String>),
+    #[error("handshake has \"discover\" exactly when the upstream is scripted")]
+    HandshakeDiscover,
+    #[error("the step kind {0:?} is not known")]
+    UnknownStep(String),
+    #[error(transparent)]
+    Recording(#[from] harness_sim::record::RecordError),
+}
+
+fn shape(what: &'static str, shape: &'static str) -> Invalid {
+    Invalid::Shape { what, shape }
+}
+
+fn needs(what: impl Into<String>, needs: &'static str) -> Invalid {
+    Invalid::Needs {
+        what: what.into(),
+        needs,
+    }
 }
 
 /// Reads a transcript or a recording. `root` is the transcripts folder, for the
@@ -239,17 +350,17 @@ pub fn read(path: &Path, root: &Path) -> Result<Transcript, FormatError> {
     let text = std::fs::read_to_string(path).map_err(|error| FormatError {
         file: display.clone(),
         line: 0,
-        message: format!("cannot read the file: {error}"),
+        problem: Problem::Read(error),
     })?;
     parse(&text, path, &display)
 }
 
 /// Parses the text of a transcript.
 pub fn parse(text: &str, path: &Path, display: &str) -> Result<Transcript, FormatError> {
-    let error = |line: usize, message: String| FormatError {
+    let error = |line: usize, problem: Problem| FormatError {
         file: display.to_owned(),
         line,
-        message,
+        problem,
     };
     let mut lines = text
         .lines()
@@ -257,25 +368,27 @@ pub fn parse(text: &str, path: &Path, display: &str) -> Result<Transcript, Forma
         .map(|(index, line)| (index + 1, line))
         .filter(|(_, line)| !line.trim().is_empty());
     let Some((first, header_line)) = lines.next() else {
-        return Err(error(1, "the file is empty".into()));
+        return Err(error(1, Problem::Empty));
     };
-    let header: Value = serde_json::from_str(header_line)
-        .map_err(|e| error(first, format!("the header is not JSON: {e}")))?;
+    let header: Value =
+        serde_json::from_str(header_line).map_err(|e| error(first, Problem::HeaderNotJson(e)))?;
     let Value::Object(header) = header else {
-        return Err(error(first, "the header is not a JSON object".into()));
+        return Err(error(first, Problem::HeaderNotObject));
     };
     if header.contains_key("source") {
-        return recording(text, &header, path, display).map_err(|m| error(first, m));
+        return recording(text, &header, path, display).map_err(|m| error(first, m.into()));
     }
-    let header = parse_header(&header).map_err(|m| error(first, m))?;
+    let header = parse_header(&header).map_err(|m| error(first, m.into()))?;
     let mut steps = Vec::new();
     for (number, line) in lines {
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| error(number, format!("the step is not JSON: {e}")))?;
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| error(number, Problem::StepNotJson(e)))?;
         let Value::Object(object) = value else {
-            return Err(error(number, "the step is not a JSON object".into()));
+            return Err(error(number, Problem::StepNotObject));
         };
-        if let Some(step) = parse_step(object, number, &header).map_err(|m| error(number, m))? {
+        if let Some(step) =
+            parse_step(object, number, &header).map_err(|m| error(number, m.into()))?
+        {
             steps.push(step);
         }
     }
@@ -287,7 +400,24 @@ pub fn parse(text: &str, path: &Path, display: &str) -> Result<Transcript, Forma
     })
 }
 
-fn string_list(value: Option<&Value>, what: &str) -> Result<Vec<String>, String> {
+/// An `env` object: the variables of a bridge process.
+fn env_of(value: Option<&Value>) -> Result<Vec<(String, String)>, Invalid> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Object(env)) => env
+            .iter()
+            .map(|(key, value)| {
+                value
+                    .as_str()
+                    .map(|v| (key.clone(), v.to_owned()))
+                    .ok_or_else(|| Invalid::EnvValue(key.clone()))
+            })
+            .collect(),
+        Some(_) => Err(Invalid::Env),
+    }
+}
+
+fn string_list(value: Option<&Value>, what: &'static str) -> Result<Vec<String>, Invalid> {
     match value {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
@@ -295,20 +425,22 @@ fn string_list(value: Option<&Value>, what: &str) -> Result<Vec<String>, String>
             .map(|item| {
                 item.as_str()
                     .map(str::to_owned)
-                    .ok_or_else(|| format!("{what} has an element that is not a string"))
+                    .ok_or(Invalid::NotAStringElement(what))
             })
             .collect(),
-        Some(_) => Err(format!("{what} is not an array of strings")),
+        Some(_) => Err(Invalid::NotStrings(what)),
     }
 }
 
-fn profile_of(value: &Value) -> Result<Profile, String> {
-    let name = value.as_str().ok_or("a profile is a string")?;
-    name.parse::<Profile>().map_err(|e| e.to_string())
+fn profile_of(value: &Value) -> Result<Profile, Invalid> {
+    let name = value
+        .as_str()
+        .ok_or_else(|| shape("a profile", "a string"))?;
+    Ok(name.parse::<Profile>()?)
 }
 
-fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
-    const KEYS: [&str; 17] = [
+fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
+    const KEYS: [&str; 18] = [
         "//",
         "transcript",
         "name",
@@ -326,23 +458,24 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
         "needs_test_faults",
         "notes",
         "url_host",
+        "secret_service",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
-        return Err(format!("the header has the unknown member {key:?}"));
+        return Err(Invalid::UnknownHeaderMember(key.clone()));
     }
     if header.get("transcript").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
-        return Err(format!("the header needs \"transcript\": {FORMAT_VERSION}"));
+        return Err(Invalid::Version);
     }
-    let text = |key: &str| -> Result<String, String> {
+    let text = |key: &'static str| -> Result<String, Invalid> {
         header
             .get(key)
             .and_then(Value::as_str)
             .map(str::to_owned)
-            .ok_or_else(|| format!("the header needs a string {key:?}"))
+            .ok_or(Invalid::HeaderString(key))
     };
     let items = string_list(header.get("items"), "items")?;
     if items.is_empty() {
-        return Err("the header needs \"items\": the catalog ids it covers".into());
+        return Err(Invalid::NoItems);
     }
     let upstream = match header.get("upstream") {
         Some(Value::String(none)) if none == "none" => Upstream::None,
@@ -372,31 +505,24 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
             )?)
         }
         _ => {
-            return Err(
-                "the header needs \"upstream\": {\"scripted\":{}}, {\"fixture\":[args]}, {\"https_fixture\":[args]}, \"embedded\" or \"none\""
-                    .into(),
-            );
+            return Err(Invalid::Upstream);
         }
     };
-    let env = match header.get("env") {
-        None => Vec::new(),
-        Some(Value::Object(env)) => env
-            .iter()
-            .map(|(key, value)| {
-                value
-                    .as_str()
-                    .map(|v| (key.clone(), v.to_owned()))
-                    .ok_or_else(|| format!("env.{key} is not a string"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err("env is not an object of strings".into()),
-    };
+    let env = env_of(header.get("env"))?;
     let url_host = header.get("url_host").map(text_of).transpose()?;
     if url_host.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
-        return Err("url_host needs the fixture over HTTPS".into());
+        return Err(needs("url_host", "the fixture over HTTPS"));
+    }
+    let secret_service = header
+        .get("secret_service")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if secret_service && !matches!(upstream, Upstream::HttpsFixture(_)) {
+        return Err(needs("secret_service", "the fixture over HTTPS"));
     }
     Ok(Header {
         url_host,
+        secret_service,
         name: text("name")?,
         items,
         milestone: text("milestone")?,
@@ -428,29 +554,27 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, String> {
     })
 }
 
-fn regex_of(value: &Value) -> Result<Regex, String> {
-    let pattern = value.as_str().ok_or("the regex is not a string")?;
-    Regex::new(pattern).map_err(|e| format!("the regex {pattern:?} is not valid: {e}"))
+fn regex_of(value: &Value) -> Result<Regex, Invalid> {
+    let pattern = value.as_str().ok_or(Invalid::RegexNotAString)?;
+    Regex::new(pattern).map_err(|error| Invalid::Regex {
+        pattern: pattern.to_owned(),
+        error,
+    })
 }
 
-fn text_of(value: &Value) -> Result<String, String> {
-    value
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| "the value is not a string".into())
+fn text_of(value: &Value) -> Result<String, Invalid> {
+    value.as_str().map(str::to_owned).ok_or(Invalid::NotAString)
 }
 
-fn millis_of(value: &Value) -> Result<u64, String> {
-    value
-        .as_u64()
-        .ok_or_else(|| "the value is not a number of milliseconds".into())
+fn millis_of(value: &Value) -> Result<u64, Invalid> {
+    value.as_u64().ok_or(Invalid::NotMillis)
 }
 
 fn parse_step(
     mut object: Map<String, Value>,
     line: usize,
     header: &Header,
-) -> Result<Option<Step>, String> {
+) -> Result<Option<Step>, Invalid> {
     object.shift_remove("//");
     let within_ms = match object.shift_remove("within_ms") {
         Some(value) => Some(millis_of(&value)?),
@@ -461,20 +585,19 @@ fn parse_step(
             value
                 .as_u64()
                 .filter(|n| *n > 0)
-                .ok_or("repeat is a count of 1 or more")?,
+                .ok_or_else(|| shape("repeat", "a count of 1 or more"))?,
         ),
         None => None,
     };
     if repeat.is_some() && !object.contains_key("send_raw") {
-        return Err("repeat goes only with send_raw".into());
+        return Err(Invalid::RepeatWithoutSendRaw);
     }
     if object.is_empty() {
         // A comment line.
         return Ok(None);
     }
     if object.len() != 1 {
-        let keys: Vec<&String> = object.keys().collect();
-        return Err(format!("a step has one kind, this one has {keys:?}"));
+        return Err(Invalid::Kinds(object.keys().cloned().collect()));
     }
     let Some((key, value)) = object.into_iter().next() else {
         return Ok(None);
@@ -483,7 +606,7 @@ fn parse_step(
         if header.upstream.is_scripted() {
             Ok(kind)
         } else {
-            Err(format!("{key} needs a scripted upstream"))
+            Err(needs(key.clone(), "a scripted upstream"))
         }
     };
     let kind = match key.as_str() {
@@ -498,7 +621,7 @@ fn parse_step(
         "stop_reading_stdout" => StepKind::StopReadingStdout,
         "send_profile" => {
             if header.client.is_none() {
-                return Err("send_profile needs \"client\" in the header".into());
+                return Err(needs("send_profile", "\"client\" in the header"));
             }
             match value {
                 Value::String(frame) => StepKind::SendProfile { frame, id: None },
@@ -510,22 +633,20 @@ fn parse_step(
                         .into(),
                     id: o.get("id").and_then(Value::as_i64),
                 },
-                _ => return Err("send_profile is a frame name or {frame, id}".into()),
+                _ => return Err(shape("send_profile", "a frame name or {frame, id}")),
             }
         }
         "handshake" => {
             let Value::Object(o) = value else {
-                return Err("handshake is an object".into());
+                return Err(shape("handshake", "an object"));
             };
             let profile = o.get("profile").map(profile_of).transpose()?;
             if profile.is_none() && header.client.is_none() {
-                return Err("handshake needs a profile, in the step or the header".into());
+                return Err(needs("handshake", "a profile, in the step or the header"));
             }
             let discover = o.get("discover").cloned();
             if discover.is_some() != (header.upstream.is_scripted()) {
-                return Err(
-                    "handshake has \"discover\" exactly when the upstream is scripted".into(),
-                );
+                return Err(Invalid::HandshakeDiscover);
             }
             StepKind::Handshake {
                 profile,
@@ -539,25 +660,25 @@ fn parse_step(
         "expect" => StepKind::Expect(value),
         "expect_unordered" => match value {
             Value::Array(frames) => StepKind::ExpectUnordered(frames),
-            _ => return Err("expect_unordered is an array of frames".into()),
+            _ => return Err(shape("expect_unordered", "an array of frames")),
         },
         "expect_raw" => StepKind::ExpectRaw(regex_of(&value)?),
         "expect_silence_ms" => StepKind::ExpectSilence(millis_of(&value)?),
         "upstream_expect" => {
             if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
-                return Err("upstream_expect needs an upstream that the runner sees".into());
+                return Err(needs("upstream_expect", "an upstream that the runner sees"));
             }
             StepKind::UpstreamExpect(value)
         }
         "upstream_expect_http" => {
             if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
-                return Err("upstream_expect_http needs the fixture over HTTPS".into());
+                return Err(needs("upstream_expect_http", "the fixture over HTTPS"));
             }
             StepKind::UpstreamExpectHttp(value)
         }
         "expect_proxy" | "expect_no_proxy" => {
             if !header.env.iter().any(|(_, value)| value.contains("$PROXY")) {
-                return Err(format!("{key} needs $PROXY in the environment"));
+                return Err(needs(key.clone(), "$PROXY in the environment"));
             }
             if key == "expect_proxy" {
                 StepKind::ExpectProxy(regex_of(&value)?)
@@ -567,23 +688,73 @@ fn parse_step(
         }
         "run_bridge" => {
             if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
-                return Err("run_bridge needs the fixture over HTTPS".into());
+                return Err(needs("run_bridge", "the fixture over HTTPS"));
             }
-            let object = value.as_object().ok_or("run_bridge is an object")?;
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("run_bridge", "an object"))?;
             StepKind::RunBridge {
                 args: string_list(object.get("args"), "run_bridge.args")?,
                 code: object
                     .get("code")
                     .and_then(Value::as_i64)
                     .and_then(|code| i32::try_from(code).ok())
-                    .ok_or("run_bridge needs an exit code \"code\"")?,
+                    .ok_or_else(|| needs("run_bridge", "an exit code \"code\""))?,
                 stderr: string_list(object.get("stderr"), "run_bridge.stderr")?,
             }
+        }
+        "restart_bridge" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("restart_bridge", "the fixture over HTTPS"));
+            }
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("restart_bridge", "an object"))?;
+            StepKind::RestartBridge {
+                args: string_list(object.get("bridge_args"), "restart_bridge.bridge_args")?,
+                env: env_of(object.get("env"))?,
+            }
+        }
+        "stop_secret_service" => {
+            if !header.secret_service {
+                return Err(needs("stop_secret_service", "\"secret_service\": true"));
+            }
+            StepKind::StopSecretService
+        }
+        "expect_http_requests" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_http_requests", "the fixture over HTTPS"));
+            }
+            let object = value
+                .as_object()
+                .ok_or_else(|| shape("expect_http_requests", "an object"))?;
+            StepKind::ExpectHttpRequests {
+                request: object
+                    .get("request")
+                    .cloned()
+                    .ok_or_else(|| needs("expect_http_requests", "a request to match"))?,
+                count: object
+                    .get("count")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| needs("expect_http_requests", "a count"))?,
+            }
+        }
+        "expect_browser_runs" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_browser_runs", "the fixture over HTTPS"));
+            }
+            StepKind::ExpectBrowserRuns(
+                value
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| shape("expect_browser_runs", "a count"))?,
+            )
         }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,
         "expect_upstream_gone" => {
             if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
-                return Err("expect_upstream_gone needs an upstream process".into());
+                return Err(needs("expect_upstream_gone", "an upstream process"));
             }
             StepKind::ExpectUpstreamGone
         }
@@ -594,7 +765,7 @@ fn parse_step(
             value
                 .as_i64()
                 .and_then(|c| i32::try_from(c).ok())
-                .ok_or("upstream_exit is an exit code")?,
+                .ok_or_else(|| shape("upstream_exit", "an exit code"))?,
         ))?,
         "expect_stderr" => StepKind::ExpectStderr(text_of(&value)?),
         "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
@@ -607,7 +778,7 @@ fn parse_step(
                 .get("code")
                 .and_then(Value::as_i64)
                 .and_then(|c| i32::try_from(c).ok())
-                .ok_or("expect_exit needs a code")?;
+                .ok_or_else(|| needs("expect_exit", "a code"))?;
             StepKind::ExpectExit {
                 code,
                 within_ms: value
@@ -618,7 +789,7 @@ fn parse_step(
         }
         "harness" => StepKind::Harness(harness_spec(&value)?),
         "expect_report" => StepKind::ExpectReport(value),
-        other => return Err(format!("the step kind {other:?} is not known")),
+        other => return Err(Invalid::UnknownStep(other.to_owned())),
     };
     Ok(Some(Step {
         line,
@@ -627,8 +798,12 @@ fn parse_step(
     }))
 }
 
-fn harness_spec(value: &Value) -> Result<HarnessSpec, String> {
-    let profile = profile_of(value.get("profile").ok_or("harness needs a profile")?)?;
+fn harness_spec(value: &Value) -> Result<HarnessSpec, Invalid> {
+    let profile = profile_of(
+        value
+            .get("profile")
+            .ok_or_else(|| needs("harness", "a profile"))?,
+    )?;
     let mut calls = Vec::new();
     for call in value
         .get("calls")
@@ -640,7 +815,7 @@ fn harness_spec(value: &Value) -> Result<HarnessSpec, String> {
             Some([Value::String(name), arguments @ Value::Object(_)]) => {
                 calls.push((name.clone(), arguments.clone()))
             }
-            _ => return Err("each call is [\"tool\", {arguments}]".into()),
+            _ => return Err(shape("each call", "[\"tool\", {arguments}]")),
         }
     }
     Ok(HarnessSpec {
@@ -663,8 +838,8 @@ fn recording(
     header: &Map<String, Value>,
     path: &Path,
     display: &str,
-) -> Result<Transcript, String> {
-    let recorded = harness_sim::record::Transcript::parse(text).map_err(|e| e.to_string())?;
+) -> Result<Transcript, Invalid> {
+    let recorded = harness_sim::record::Transcript::parse(text)?;
     let command = string_list(header.get("command"), "command")?;
     let fixture_args = match command.iter().position(|arg| arg == "--") {
         Some(at) => command[at + 1..].iter().skip(1).cloned().collect(),
@@ -717,6 +892,7 @@ fn recording(
             ignore_notifications: Vec::new(),
             needs_test_faults: false,
             url_host: None,
+            secret_service: false,
         },
         body: Body::Recording(recorded),
     })
@@ -785,10 +961,41 @@ mod tests {
             r#"{"transcript":1,"name":"x","milestone":"M1","description":"d","upstream":"none"}"#,
         )
         .unwrap_err();
-        assert!(error.message.contains("items"), "{error}");
+        assert!(error.problem.to_string().contains("items"), "{error}");
         let fixture = HEADER.replace(r#"{"scripted":{}}"#, r#"{"fixture":[]}"#);
         let error = parse_text(&format!("{fixture}\n{{\"upstream_exit\":1}}")).unwrap_err();
-        assert!(error.message.contains("scripted upstream"), "{error}");
+        assert!(
+            error.problem.to_string().contains("scripted upstream"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_messages_of_the_typed_problems_are_those_of_the_format() {
+        let message = |text: &str| parse_text(text).unwrap_err().problem.to_string();
+        assert_eq!(
+            message(&HEADER.replace(r#"{"scripted":{}}"#, "3")),
+            r#"the header needs "upstream": {"scripted":{}}, {"fixture":[args]}, {"https_fixture":[args]}, "embedded" or "none""#
+        );
+        assert_eq!(
+            message(&HEADER.replace(r#""transcript":1"#, r#""transcript":2"#)),
+            r#"the header needs "transcript": 1"#
+        );
+        assert_eq!(
+            message(&format!("{HEADER}\n{{\"handshake\":1}}")),
+            "handshake is an object"
+        );
+        assert_eq!(
+            message(&format!(
+                "{}\n{{\"send_profile\":\"initialize\"}}",
+                HEADER.replace(r#","client":"local-1.141""#, "")
+            )),
+            r#"send_profile needs "client" in the header"#
+        );
+        assert_eq!(
+            message(&format!("{HEADER}\n{{\"send\":1,\"expect\":1}}")),
+            r#"a step has one kind, this one has ["send", "expect"]"#
+        );
     }
 
     #[test]

@@ -23,7 +23,18 @@
 //!   ([`crate::proxy`]), started only for a transcript that names it (Q10);
 //! - `$RUN_DIR`: a folder of this run only (for a file token store, as
 //!   `XDG_STATE_HOME`), removed after the run; `$URL`: the URL the bridge gets;
-//!   `$CA_FILE`: the fixture's CA certificate.
+//!   `$ORIGIN`: its origin (the URL without `/mcp`, where the authorization server
+//!   of `--auth` serves too);
+//!   `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
+//!   authorization server of `--separate-authorization-server`.
+//!
+//! Each browser script writes what it got and its verdict to a log that the runner
+//! reads ([`BrowserRun`]): a script that refuses its URL (anything but a start URL)
+//! or fails its sign-in fails the transcript, whatever its steps say.
+//!
+//! The fixture prints every request it gets, of either origin (`http:` lines), and
+//! every POST it serves (`exchange:` lines); the runner keeps both ([`Traffic`]),
+//! each with the bridge process that sent it, for the wire checks of HTTP.
 //!
 //! With the header's `url_host`, the bridge gets the fixture's URL with that host
 //! in place of 127.0.0.1, and the fixture a certificate that names it
@@ -32,8 +43,9 @@
 
 use harness_sim::url_fixture;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -42,6 +54,61 @@ use tokio::time::Duration;
 
 /// The start URL that the browsers accept: anything else is a wrong bridge.
 const START_URL: &str = "^http://127\\.0\\.0\\.1:[0-9]+/start/[A-Za-z0-9_-]{43}$";
+
+/// Why the fixture over HTTPS, or what goes with it, did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpsUpstreamError {
+    #[error("the fixture over HTTPS: {0}")]
+    Fixture(harness_sim::url_fixture::AnnounceError),
+    #[error("the fixture over HTTPS names no CA file")]
+    NoCaFile,
+    #[error("cannot make a folder: {0}")]
+    Folder(std::io::Error),
+    #[error("cannot make the run's folder: {0}")]
+    RunFolder(std::io::Error),
+    #[error("cannot listen on a port: {0}")]
+    Listen(std::io::Error),
+    #[error("cannot start the proxy: {0}")]
+    Proxy(std::io::Error),
+    #[error("cannot write the browser script: {0}")]
+    WriteBrowser(std::io::Error),
+    #[error("cannot make the browser script executable: {0}")]
+    BrowserMode(std::io::Error),
+    #[error("the fixture did not announce its authorization server: {0}")]
+    NoAuthorizationServer(String),
+}
+
+/// The HTTP traffic of the bridge processes of a run, as the fixture printed it.
+#[derive(Debug, Clone, Default)]
+pub struct Traffic {
+    /// Every POST that the fixture served (`{"post","headers","body"}`), with the
+    /// bridge process that sent it (0, then 1 after `restart_bridge`, ...).
+    pub exchanges: Vec<(usize, Value)>,
+    /// Every HTTP request of either origin
+    /// (`{"origin","method","path","headers","status"}`), with its bridge process.
+    pub requests: Vec<(usize, Value)>,
+}
+
+/// One run of a browser script: the URL the bridge opened, and what came of it
+/// (`None` while the script runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowserRun {
+    pub script: String,
+    pub url: String,
+    pub verdict: Option<String>,
+}
+
+/// The verdict of a browser script that did what it was written for.
+pub const BROWSER_OK: &str = "ok";
+
+/// Why the test browser did not sign in.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error("cannot start the test browser: {0}")]
+    Start(std::io::Error),
+    #[error("the test browser did not complete the sign-in: {0}")]
+    NoSignIn(String),
+}
 
 /// A running fixture over HTTPS.
 pub struct HttpsUpstream {
@@ -56,6 +123,12 @@ pub struct HttpsUpstream {
     stderr: Arc<Mutex<Vec<String>>>,
     /// The POSTs of the bridge, in the order the fixture read them.
     exchanges: mpsc::UnboundedReceiver<Value>,
+    traffic: Arc<Mutex<Traffic>>,
+    /// The bridge process whose traffic comes now.
+    generation: Arc<AtomicUsize>,
+    /// The origin of `--separate-authorization-server`.
+    authorization_server: Option<String>,
+    url_host: Option<String>,
     _dir: tempfile::TempDir,
     _child: Child,
 }
@@ -68,7 +141,7 @@ impl HttpsUpstream {
         args: &[String],
         env: &[(String, String)],
         url_host: Option<&str>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, HttpsUpstreamError> {
         let names = url_host.map(|host| ["--tls-name", host]);
         let mut command = Command::new(fixture);
         command
@@ -80,23 +153,43 @@ impl HttpsUpstream {
             .stderr(Stdio::piped());
         let announced = url_fixture::start(command, Duration::from_secs(20))
             .await
-            .map_err(|e| format!("the fixture over HTTPS: {e}"))?;
+            .map_err(HttpsUpstreamError::Fixture)?;
         let (mut child, mut lines) = (announced.child, announced.stdout);
         let mut url = announced.url;
         if let Some(host) = url_host {
             url = url.replacen("127.0.0.1", host, 1);
         }
-        let ca_file = announced
-            .ca_file
-            .ok_or("the fixture over HTTPS names no CA file")?;
+        let ca_file = announced.ca_file.ok_or(HttpsUpstreamError::NoCaFile)?;
+        let authorization_server = if args.iter().any(|a| a == "--separate-authorization-server") {
+            let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .flatten()
+                .unwrap_or_default();
+            match line.strip_prefix("authorization-server: ") {
+                Some(origin) => Some(origin.to_owned()),
+                None => return Err(HttpsUpstreamError::NoAuthorizationServer(line)),
+            }
+        } else {
+            None
+        };
         let (exchange, exchanges) = mpsc::unbounded_channel();
+        let traffic = Arc::new(Mutex::new(Traffic::default()));
+        let generation = Arc::new(AtomicUsize::new(0));
+        let (log, current) = (traffic.clone(), generation.clone());
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
-                let record = line
-                    .strip_prefix("exchange: ")
-                    .and_then(|json| serde_json::from_str::<Value>(json).ok());
-                if let Some(record) = record {
+                let process = current.load(Ordering::SeqCst);
+                if let Some(record) = record_of(&line, "exchange: ") {
+                    if let Ok(mut log) = log.lock() {
+                        log.exchanges.push((process, record.clone()));
+                    }
                     let _ = exchange.send(record);
+                } else if let Some(record) = record_of(&line, "http: ")
+                    && let Ok(mut log) = log.lock()
+                {
+                    log.requests.push((process, record));
                 }
             }
         });
@@ -112,17 +205,16 @@ impl HttpsUpstream {
                 }
             });
         }
-        let dir = tempfile::tempdir().map_err(|e| format!("cannot make a folder: {e}"))?;
-        write_browsers(dir.path(), fixture, &ca_file)?;
-        std::fs::create_dir(dir.path().join("run"))
-            .map_err(|e| format!("cannot make the run's folder: {e}"))?;
-        let busy = std::net::TcpListener::bind("127.0.0.1:0")
-            .map_err(|e| format!("cannot listen on a port: {e}"))?;
+        let dir = tempfile::tempdir().map_err(HttpsUpstreamError::Folder)?;
+        write_browsers(dir.path(), fixture, &ca_file, url_host)?;
+        std::fs::create_dir(dir.path().join("run")).map_err(HttpsUpstreamError::RunFolder)?;
+        let busy =
+            std::net::TcpListener::bind("127.0.0.1:0").map_err(HttpsUpstreamError::Listen)?;
         let free_port = harness_sim::ports::free_port();
         let proxy = if env.iter().any(|(_, value)| value.contains("$PROXY")) {
             let proxy = crate::proxy::Proxy::start()
                 .await
-                .map_err(|e| format!("cannot start the proxy: {e}"))?;
+                .map_err(HttpsUpstreamError::Proxy)?;
             Some(proxy)
         } else {
             None
@@ -137,6 +229,10 @@ impl HttpsUpstream {
             proxy,
             stderr,
             exchanges,
+            traffic,
+            generation,
+            authorization_server,
+            url_host: url_host.map(str::to_owned),
             _dir: dir,
             _child: child,
         })
@@ -152,7 +248,14 @@ impl HttpsUpstream {
     pub fn resolve(&self, value: &str) -> String {
         let script = |name: &str| self.scripts.join(name).to_string_lossy().into_owned();
         let busy = self.busy.local_addr().map(|a| a.port()).unwrap_or_default();
+        let auth_port = self
+            .authorization_server
+            .as_deref()
+            .and_then(|origin| origin.rsplit_once(':'))
+            .map(|(_, port)| port.to_owned())
+            .unwrap_or_default();
         value
+            .replace("$AUTH_PORT", &auth_port)
             .replace("$FIXTURE_BROWSER_TWICE", &script("browser-twice"))
             .replace(
                 "$FIXTURE_BROWSER_WRONG_TOKEN",
@@ -161,6 +264,10 @@ impl HttpsUpstream {
             .replace("$FIXTURE_BROWSER_AGAIN", &script("browser-again"))
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
+            .replace(
+                "$ORIGIN",
+                self.url.strip_suffix("/mcp").unwrap_or(&self.url),
+            )
             .replace("$URL", &self.url)
             .replace("$CA_FILE", &self.ca_file)
             .replace("$FREE_PORT", &self.free_port.to_string())
@@ -180,22 +287,37 @@ impl HttpsUpstream {
         self.proxy.as_ref().map(crate::proxy::Proxy::log)
     }
 
+    /// The traffic printed so far.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// The traffic that comes from now on is that of the next bridge process.
+    pub fn next_bridge(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The runs of the browser scripts so far, in the order they started.
+    pub fn browser_runs(&self) -> Vec<BrowserRun> {
+        let log = std::fs::read_to_string(browser_log(&self.scripts)).unwrap_or_default();
+        browser_runs_of(&log)
+    }
+
     /// Opens `url` in the fixture's test browser, as a user who accepts a URL
     /// elicitation does; `Err` when the browser did not reach a page that says
     /// the sign-in worked.
-    pub async fn open(&self, url: &str) -> Result<(), String> {
-        let output = Command::new(&self.fixture)
-            .args(["--browse", url, "--ca-file", &self.ca_file])
-            .output()
-            .await
-            .map_err(|e| format!("cannot start the test browser: {e}"))?;
+    pub async fn open(&self, url: &str) -> Result<(), BrowserError> {
+        let mut command = Command::new(&self.fixture);
+        command.args(["--browse", url, "--ca-file", &self.ca_file]);
+        if let Some(host) = &self.url_host {
+            command.args(["--resolve", &format!("{host}:127.0.0.1")]);
+        }
+        let output = command.output().await.map_err(BrowserError::Start)?;
         if output.status.success() {
             Ok(())
         } else {
-            Err(format!(
-                "the test browser did not complete the sign-in: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ))
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            Err(BrowserError::NoSignIn(stderr))
         }
     }
 
@@ -213,50 +335,143 @@ impl HttpsUpstream {
     }
 }
 
+/// A record line of the fixture's stdout, without its prefix.
+fn record_of(line: &str, prefix: &str) -> Option<Value> {
+    line.strip_prefix(prefix)
+        .and_then(|json| serde_json::from_str::<Value>(json).ok())
+}
+
+fn browser_log(scripts: &Path) -> PathBuf {
+    scripts.join("browser.log")
+}
+
+/// The runs of the log of the browser scripts: a line `<script>\t<url>\tstarted`
+/// when one starts, `<script>\t<url>\t<verdict>` when it ends.
+fn browser_runs_of(log: &str) -> Vec<BrowserRun> {
+    let mut runs: Vec<BrowserRun> = Vec::new();
+    for line in log.lines() {
+        let mut parts = line.splitn(3, '\t');
+        let (Some(script), Some(url), Some(what)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if what == "started" {
+            runs.push(BrowserRun {
+                script: script.to_owned(),
+                url: url.to_owned(),
+                verdict: None,
+            });
+        } else if let Some(run) = runs
+            .iter_mut()
+            .find(|run| run.script == script && run.url == url && run.verdict.is_none())
+        {
+            run.verdict = Some(what.to_owned());
+        }
+    }
+    runs
+}
+
 fn write_browsers(
-    dir: &std::path::Path,
-    fixture: &std::path::Path,
+    dir: &Path,
+    fixture: &Path,
     ca_file: &str,
-) -> Result<(), String> {
+    url_host: Option<&str>,
+) -> Result<(), HttpsUpstreamError> {
+    // A browser resolves the host of the URL form's name (`url_host`) as the
+    // runner's proxy does: to this machine.
+    let resolve = url_host
+        .map(|host| format!(" --resolve '{host}:127.0.0.1'"))
+        .unwrap_or_default();
     let browse = format!(
-        "'{}' --browse \"$1\" --ca-file '{ca_file}' >/dev/null 2>&1",
+        "'{}' --browse \"$1\" --ca-file '{ca_file}'{resolve} >/dev/null 2>&1",
         fixture.display()
     );
-    let guard = format!("printf '%s' \"$1\" | grep -Eq '{START_URL}' || exit 1");
+    let log = browser_log(dir);
+    // Each script says what it got and how it ended, tab-separated, in the log that
+    // the runner reads; an URL holds no tab (the guard checks its form first).
+    let verdict = format!(
+        "verdict() {{ printf '%s\\t%s\\t%s\\n' \"$script\" \"$1\" \"$2\" >> '{}'; }}",
+        log.display()
+    );
+    let guard = format!(
+        "verdict \"$1\" started\nprintf '%s' \"$1\" | grep -Eq '{START_URL}' || {{ verdict \"$1\" 'refused: the opener got a URL that is not a one-time start URL'; exit 1; }}"
+    );
     // One GET, no redirect followed (the fixture's test browser writes `<status>
     // <body>`): a second one of the start URL stops the sign-in.
     let get = format!("'{}' --no-follow --browse", fixture.display());
-    let is_404 = |url: &str| {
-        format!("case \"$({get} \"{url}\" 2>/dev/null)\" in \"404 \"*) ;; *) exit 1 ;; esac")
+    let is_404 = |url: &str, what: &str| {
+        format!(
+            "case \"$({get} \"{url}\" 2>/dev/null)\" in \"404 \"*) ;; *) verdict \"$1\" '{what} did not get 404'; exit 1 ;; esac"
+        )
+    };
+    let signed_in = |then: &str| {
+        format!(
+            "if {browse}; then {then}; else verdict \"$1\" 'the sign-in through the start URL did not complete'; exit 1; fi"
+        )
     };
     let scripts = [
-        ("browser", format!("{guard}\nexec {browse}")),
+        (
+            "browser",
+            format!("{guard}\n{}", signed_in("verdict \"$1\" ok")),
+        ),
         (
             "browser-twice",
-            format!("{guard}\n{get} \"$1\" >/dev/null 2>&1\n{get} \"$1\" >/dev/null 2>&1"),
+            format!(
+                "{guard}\n{get} \"$1\" >/dev/null 2>&1\n{get} \"$1\" >/dev/null 2>&1\nverdict \"$1\" ok"
+            ),
         ),
         (
             "browser-again",
-            format!("{guard}\n{browse} || exit 1\n{}", is_404("$1")),
+            format!(
+                "{guard}\n{}\n{}\nverdict \"$1\" ok",
+                signed_in(":"),
+                is_404("$1", "the start URL after the redirect")
+            ),
         ),
         (
             "browser-wrong-token",
             format!(
-                "{guard}\ncase \"$1\" in *x) wrong=\"${{1%?}}y\" ;; *) wrong=\"${{1%?}}x\" ;; esac\n{}\nexec {browse}",
-                is_404("$wrong")
+                "{guard}\ncase \"$1\" in *x) wrong=\"${{1%?}}y\" ;; *) wrong=\"${{1%?}}x\" ;; esac\n{}\n{}",
+                is_404("$wrong", "a start URL with another token"),
+                signed_in("verdict \"$1\" ok")
             ),
         ),
     ];
     for (name, body) in scripts {
         let path = dir.join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n"))
-            .map_err(|e| format!("cannot write the browser script: {e}"))?;
+        let script = format!("#!/bin/sh\nscript='{name}'\n{verdict}\n{body}\n");
+        std::fs::write(&path, script).map_err(HttpsUpstreamError::WriteBrowser)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .map_err(|e| format!("cannot make the browser script executable: {e}"))?;
+                .map_err(HttpsUpstreamError::BrowserMode)?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_browser_run_is_its_start_and_its_verdict() {
+        let log = "browser\thttp://a/start/x\tstarted\nbrowser-twice\thttp://a/start/y\tstarted\nbrowser\thttp://a/start/x\tok\n";
+        assert_eq!(
+            browser_runs_of(log),
+            [
+                BrowserRun {
+                    script: "browser".into(),
+                    url: "http://a/start/x".into(),
+                    verdict: Some("ok".into()),
+                },
+                BrowserRun {
+                    script: "browser-twice".into(),
+                    url: "http://a/start/y".into(),
+                    verdict: None,
+                },
+            ]
+        );
+    }
 }

@@ -2,9 +2,9 @@
 //! relay) and the bridge process with the transcript's arguments and environment.
 //! Both the runner of steps and the replay of recordings start here.
 
-use crate::bins::Bins;
+use crate::bins::{Bins, BinsError};
 use crate::format::{Header, Transcript, Upstream};
-use crate::https_upstream::HttpsUpstream;
+use crate::https_upstream::{HttpsUpstream, HttpsUpstreamError};
 use crate::schema::Schemas;
 use crate::upstream::{Mode, UpstreamHub};
 use harness_sim::process::{PeerOptions, Received, StdioPeer};
@@ -36,10 +36,27 @@ pub struct Launched {
     pub hub: Option<UpstreamHub>,
     /// The fixture over HTTPS of the URL form.
     pub https: Option<HttpsUpstream>,
+    /// The Secret Service of the run (`"secret_service": true`).
+    pub secret_service: Option<crate::secret_service::SecretService>,
+}
+
+/// Why a run did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Https(#[from] HttpsUpstreamError),
+    #[error("cannot listen for the relay: {0}")]
+    Relay(std::io::Error),
+    #[error(transparent)]
+    Bins(#[from] BinsError),
+    #[error("cannot start the bridge: {0}")]
+    Bridge(harness_sim::process::PeerError),
+    #[error(transparent)]
+    SecretService(#[from] crate::secret_service::SecretServiceError),
 }
 
 /// Starts the hub and the bridge of a transcript.
-pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched, String> {
+pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched, LaunchError> {
     let header = &transcript.header;
     let https = match &header.upstream {
         Upstream::HttpsFixture(args) => Some(
@@ -68,7 +85,7 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         Some(mode) => Some(
             UpstreamHub::start(mode, token())
                 .await
-                .map_err(|e| format!("cannot listen for the relay: {e}"))?,
+                .map_err(LaunchError::Relay)?,
         ),
         None => None,
     };
@@ -91,13 +108,62 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
         }
         command.extend(https.bridge_args());
     }
+    let secret_service = match header.secret_service {
+        true => Some(crate::secret_service::SecretService::start().await?),
+        false => None,
+    };
     let mut options = PeerOptions::default();
-    for (key, value) in bridge_environment(env, header, https.as_ref()) {
+    let service_env = secret_service
+        .iter()
+        .flat_map(crate::secret_service::SecretService::bridge_env);
+    for (key, value) in bridge_environment(env, header, https.as_ref())
+        .into_iter()
+        .chain(service_env)
+    {
         options.env.push((key.into(), value.into()));
     }
-    let peer = StdioPeer::spawn_with(&command, options)
-        .map_err(|e| format!("cannot start the bridge: {e}"))?;
-    Ok(Launched { peer, hub, https })
+    let peer = StdioPeer::spawn_with(&command, options).map_err(LaunchError::Bridge)?;
+    Ok(Launched {
+        peer,
+        hub,
+        https,
+        secret_service,
+    })
+}
+
+/// A bridge of the URL form with other options before the URL (`args`) and the
+/// transcript's environment with `more_env` over it: a restart of the server.
+pub fn restart_url_bridge(
+    env: &Env,
+    header: &Header,
+    https: &HttpsUpstream,
+    args: &[String],
+    more_env: &[(String, String)],
+) -> Result<StdioPeer, LaunchError> {
+    let mut command = vec![env.bins.bridge.to_string_lossy().into_owned()];
+    command.extend(args.iter().map(|arg| https.resolve(arg)));
+    command.extend(https.bridge_args());
+    let mut options = PeerOptions::default();
+    for (key, value) in restarted_environment(env, header, https, more_env) {
+        options.env.push((key.into(), value.into()));
+    }
+    StdioPeer::spawn_with(&command, options).map_err(LaunchError::Bridge)
+}
+
+/// The environment of a restarted bridge: the transcript's, then `more_env` (a
+/// variable of both takes the value of `more_env`).
+pub fn restarted_environment(
+    env: &Env,
+    header: &Header,
+    https: &HttpsUpstream,
+    more_env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut all = bridge_environment(env, header, Some(https));
+    for (key, value) in more_env {
+        all.retain(|(k, _)| k != key);
+        all.push((key.clone(), https.resolve(value)));
+    }
+    all
 }
 
 /// The environment of a bridge process of the transcript: the run's, then the

@@ -19,11 +19,15 @@
 //!   the fixture server; every upstream frame recorded.
 //! - [`https_upstream`]: the fixture over HTTPS of a transcript of the URL form (M4).
 //! - [`proxy`]: the CONNECT proxy of the transcripts of Q10.
+//! - [`secret_service`]: a D-Bus session and a gnome-keyring of a run's own, for the
+//!   keychain store.
 //! - [`launch`]: the start of a run, the hub and the bridge (for the runner and the replay).
-//! - [`runner`]: one transcript against one bridge process.
+//! - [`runner`]: one transcript against one bridge process, one file per kind of step.
 //! - [`replay`]: a harness-sim recording against the bridge, first difference as a diff.
 //! - [`checks`] and [`schema`]: the wire checks of every transcript (both schemas,
-//!   the rules of the reference), one file for each side (`client`, `upstream`).
+//!   the rules of the reference), one file for each side (`client`, `upstream`), and
+//!   for the URL form's HTTP traffic (`http`, with [`static_headers`]) and the
+//!   browser of its sign-in (`browser`).
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
 //! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
@@ -46,5 +50,7 @@ pub mod relay;
 pub mod replay;
 pub mod runner;
 pub mod schema;
+pub mod secret_service;
+pub mod static_headers;
 pub mod suite;
 pub mod upstream;

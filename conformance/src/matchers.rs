@@ -38,14 +38,30 @@ impl Captures {
 
     /// The value captured as `name`, for a frame to send: a transcript that names
     /// no capture of that name is wrong.
-    fn require(&self, name: &str) -> Result<&Value, String> {
+    fn require(&self, name: &str) -> Result<&Value, SubstituteError> {
         self.get(name)
-            .ok_or_else(|| format!("nothing was captured as {name}"))
+            .ok_or_else(|| SubstituteError::NotCaptured(name.to_owned()))
     }
 
     pub fn set(&mut self, name: &str, value: Value) {
         self.0.insert(name.to_owned(), value);
     }
+}
+
+/// Why a frame or a line to send cannot be made from its transcript step.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SubstituteError {
+    /// `$ref:NAME` or `${NAME}` of a name that no step captured.
+    #[error("nothing was captured as {0}")]
+    NotCaptured(String),
+    /// `$after:NAME` of a value that has no integer after it.
+    #[error(
+        "$after:{name}: the value captured as {name} is {captured}, not an integer from 0 to 2^64-2"
+    )]
+    NotAnInteger { name: String, captured: Value },
+    /// `$repeat:` without a count and a text.
+    #[error("$repeat:{0} is not $repeat:N:TEXT")]
+    Repeat(String),
 }
 
 /// The first place where a frame differs from its expectation.
@@ -206,7 +222,7 @@ fn match_matcher(
         };
     }
     if let Some(spec) = matcher.strip_prefix("repeat:") {
-        let (count, text) = repeat_spec(spec).map_err(|error| mismatch(path, error))?;
+        let (count, text) = repeat_spec(spec).map_err(|error| mismatch(path, error.to_string()))?;
         // A wrong string of megabytes is told by its length, not shown.
         let got = match actual.as_str() {
             Some(actual) if is_repeat(actual, text, count) => return Ok(()),
@@ -245,11 +261,11 @@ fn match_matcher(
 }
 
 /// `N:TEXT` of `$repeat:N:TEXT`.
-fn repeat_spec(spec: &str) -> Result<(usize, &str), String> {
+fn repeat_spec(spec: &str) -> Result<(usize, &str), SubstituteError> {
     spec.split_once(':')
         .and_then(|(count, text)| Some((count.parse().ok()?, text)))
         .filter(|(_, text)| !text.is_empty())
-        .ok_or_else(|| format!("$repeat:{spec} is not $repeat:N:TEXT"))
+        .ok_or_else(|| SubstituteError::Repeat(spec.to_owned()))
 }
 
 /// Whether `actual` is `count` times `text`, without building it.
@@ -453,7 +469,7 @@ pub fn render(expected: &Value, actual: Option<&Value>, captures: &Captures) -> 
 /// A frame to send: `$ref:NAME` becomes the captured value, `$after:NAME` the
 /// integer after it, `$repeat:N:TEXT` the string of N times TEXT and `$$text` the
 /// string `$text`; every other value stays.
-pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
+pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, SubstituteError> {
     Ok(match value {
         Value::String(text) => {
             if let Some(name) = text.strip_prefix("$ref:") {
@@ -479,25 +495,28 @@ pub fn substitute(value: &Value, captures: &Captures) -> Result<Value, String> {
             object
                 .iter()
                 .map(|(key, item)| Ok((key.clone(), substitute(item, captures)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, SubstituteError>>()?,
         ),
         _ => value.clone(),
     })
 }
 
 /// `$after:NAME`: the captured integer plus one.
-fn integer_after(name: &str, captures: &Captures) -> Result<Value, String> {
+fn integer_after(name: &str, captures: &Captures) -> Result<Value, SubstituteError> {
     let captured = captures.require(name)?;
     captured
         .as_u64()
         .and_then(|n| n.checked_add(1))
         .map(Value::from)
-        .ok_or_else(|| format!("$after:{name}: the value captured as {name} is {captured}, not an integer from 0 to 2^64-2"))
+        .ok_or_else(|| SubstituteError::NotAnInteger {
+            name: name.to_owned(),
+            captured: captured.clone(),
+        })
 }
 
 /// A raw line to send: each `${NAME}` becomes the JSON text of the value
 /// captured as NAME.
-pub fn substitute_text(text: &str, captures: &Captures) -> Result<String, String> {
+pub fn substitute_text(text: &str, captures: &Captures) -> Result<String, SubstituteError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -653,12 +672,14 @@ mod tests {
         assert!(substitute(&json!("$after:none"), &captures).is_err());
         captures.set("text", json!("b-1"));
         assert_eq!(
-            substitute(&json!("$after:text"), &captures),
-            Err("$after:text: the value captured as text is \"b-1\", not an integer from 0 to 2^64-2".into())
+            substitute(&json!("$after:text"), &captures)
+                .unwrap_err()
+                .to_string(),
+            "$after:text: the value captured as text is \"b-1\", not an integer from 0 to 2^64-2"
         );
         assert_eq!(
             substitute_text("{\"id\":${up},\"x\":\"${none\"}", &captures),
-            Err("nothing was captured as none\"".into())
+            Err(SubstituteError::NotCaptured("none\"".into()))
         );
         assert_eq!(
             substitute_text("{\"id\":${up}}", &captures).unwrap(),

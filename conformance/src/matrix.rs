@@ -289,12 +289,14 @@ mod tests {
                     requirement: "r".into(),
                     milestones: vec!["M1".into(), "M2".into()],
                     kind: String::new(),
+                    tests: Vec::new(),
                 },
                 Item {
                     id: "R4".into(),
                     requirement: "n".into(),
                     milestones: vec!["M1".into()],
                     kind: String::new(),
+                    tests: Vec::new(),
                 },
             ],
         };
@@ -329,6 +331,7 @@ mod tests {
                     requirement: "r".into(),
                     milestones: vec!["M1".into()],
                     kind: String::new(),
+                    tests: Vec::new(),
                 })
                 .collect(),
         };

@@ -23,9 +23,10 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         mut peer,
         hub,
         https: _https,
+        secret_service: _secret_service,
     } = match start_bridge(transcript, env).await {
         Ok(started) => started,
-        Err(message) => return vec![Failure::at(1, message)],
+        Err(error) => return vec![Failure::at(1, error.to_string())],
     };
     let wait = Duration::from_millis(transcript.header.timeout_ms);
     let mut failures = Vec::new();

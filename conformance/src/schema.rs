@@ -26,6 +26,30 @@ impl Revision {
     }
 }
 
+/// Why a schema cannot be read, or an instance is not valid for it.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("{path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("{path}: {error}")]
+    Parse {
+        path: String,
+        error: serde_json::Error,
+    },
+    #[error("the schema is not an object")]
+    NotAnObject,
+    #[error("the schema {revision} has no $defs/{def}")]
+    NoDefinition { revision: &'static str, def: String },
+    #[error("the schema $defs/{def} does not compile: {error}")]
+    Compile { def: String, error: String },
+    #[error("not valid for $defs/{def} of {revision}: {errors}")]
+    NotValid {
+        def: String,
+        revision: &'static str,
+        errors: String,
+    },
+}
+
 /// Both schema documents and the validators built so far.
 pub struct Schemas {
     client: Value,
@@ -35,12 +59,15 @@ pub struct Schemas {
 
 impl Schemas {
     /// Reads `2025-11-25.schema.json` and `2026-07-28.schema.json` from `dir`.
-    pub fn load(dir: &Path) -> Result<Self, String> {
-        let read = |name: &str| -> Result<Value, String> {
-            let path = dir.join(name);
+    pub fn load(dir: &Path) -> Result<Self, SchemaError> {
+        let read = |name: &str| -> Result<Value, SchemaError> {
+            let path = dir.join(name).display().to_string();
             let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+                std::fs::read_to_string(dir.join(name)).map_err(|error| SchemaError::Read {
+                    path: path.clone(),
+                    error,
+                })?;
+            serde_json::from_str(&text).map_err(|error| SchemaError::Parse { path, error })
         };
         Ok(Self {
             client: read("2025-11-25.schema.json")?,
@@ -49,7 +76,7 @@ impl Schemas {
         })
     }
 
-    fn validator(&self, revision: Revision, def: &str) -> Result<Arc<Validator>, String> {
+    fn validator(&self, revision: Revision, def: &str) -> Result<Arc<Validator>, SchemaError> {
         let key = (revision, def.to_owned());
         if let Some(validator) = self
             .validators
@@ -64,16 +91,23 @@ impl Schemas {
             Revision::Upstream => &self.upstream,
         };
         let Value::Object(mut root) = document.clone() else {
-            return Err("the schema is not an object".into());
+            return Err(SchemaError::NotAnObject);
         };
         if root.get("$defs").and_then(|defs| defs.get(def)).is_none() {
-            return Err(format!("the schema {} has no $defs/{def}", revision.name()));
+            return Err(SchemaError::NoDefinition {
+                revision: revision.name(),
+                def: def.to_owned(),
+            });
         }
         // The document with a root that refers to the one definition: its
         // references stay inside the same document.
         root.insert("$ref".into(), Value::String(format!("#/$defs/{def}")));
-        let validator = jsonschema::validator_for(&Value::Object(root))
-            .map_err(|e| format!("the schema $defs/{def} does not compile: {e}"))?;
+        let validator = jsonschema::validator_for(&Value::Object(root)).map_err(|error| {
+            SchemaError::Compile {
+                def: def.to_owned(),
+                error: error.to_string(),
+            }
+        })?;
         let validator = Arc::new(validator);
         self.validators
             .lock()
@@ -83,7 +117,12 @@ impl Schemas {
     }
 
     /// `Ok` when `instance` is valid for `$defs/<def>`; else the first errors.
-    pub fn validate(&self, revision: Revision, def: &str, instance: &Value) -> Result<(), String> {
+    pub fn validate(
+        &self,
+        revision: Revision,
+        def: &str,
+        instance: &Value,
+    ) -> Result<(), SchemaError> {
         let validator = self.validator(revision, def)?;
         let errors: Vec<String> = validator
             .iter_errors(instance)
@@ -100,11 +139,11 @@ impl Schemas {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "not valid for $defs/{def} of {}: {}",
-                revision.name(),
-                errors.join("; ")
-            ))
+            Err(SchemaError::NotValid {
+                def: def.to_owned(),
+                revision: revision.name(),
+                errors: errors.join("; "),
+            })
         }
     }
 }
@@ -129,7 +168,7 @@ mod tests {
         let error = schemas
             .validate(Revision::Client, "InitializeResult", &bad)
             .unwrap_err();
-        assert!(error.contains("serverInfo"), "{error}");
+        assert!(error.to_string().contains("serverInfo"), "{error}");
     }
 
     #[test]
@@ -151,6 +190,7 @@ mod tests {
             schemas
                 .validate(Revision::Upstream, "NoSuchDef", &bad)
                 .unwrap_err()
+                .to_string()
                 .contains("NoSuchDef")
         );
     }

@@ -42,9 +42,12 @@ fn load_failure(display: String, message: String) -> Box<Outcome> {
 
 /// Reads `files` (every transcript under `root` when empty) and checks their items
 /// against the catalog.
-pub fn load(root: &Path, files: &[PathBuf], catalog: &Catalog) -> Result<Vec<Loaded>, String> {
+pub fn load(root: &Path, files: &[PathBuf], catalog: &Catalog) -> Result<Vec<Loaded>, FolderError> {
     let files = if files.is_empty() {
-        format::discover_files(root).map_err(|e| format!("{}: {e}", root.display()))?
+        format::discover_files(root).map_err(|error| FolderError {
+            folder: root.display().to_string(),
+            error,
+        })?
     } else {
         files.to_vec()
     };
@@ -54,30 +57,49 @@ pub fn load(root: &Path, files: &[PathBuf], catalog: &Catalog) -> Result<Vec<Loa
             let transcript = format::read(path, root)
                 .map_err(|e| load_failure(path.display().to_string(), e.to_string()))?;
             check_items(&transcript, catalog)
-                .map_err(|message| load_failure(transcript.display.clone(), message))?;
+                .map_err(|problem| load_failure(transcript.display.clone(), problem.to_string()))?;
             Ok(transcript)
         })
         .collect())
 }
 
 /// Every item of a transcript has a cell in its milestone's column.
-pub fn check_items(transcript: &Transcript, catalog: &Catalog) -> Result<(), String> {
+pub fn check_items(transcript: &Transcript, catalog: &Catalog) -> Result<(), ItemsProblem> {
     let header = &transcript.header;
     if header.items.is_empty() {
-        return Err("the transcript names no item of the catalog".into());
+        return Err(ItemsProblem::None);
     }
     for id in &header.items {
         if catalog.item(id).is_none() {
-            return Err(format!("the item {id} is not in the catalog"));
+            return Err(ItemsProblem::NotInCatalog(id.clone()));
         }
         if !catalog.has_cell(id, &header.milestone) {
-            return Err(format!(
-                "the catalog gives the item {id} no cell in the milestone {}",
-                header.milestone
-            ));
+            return Err(ItemsProblem::NoCell {
+                item: id.clone(),
+                milestone: header.milestone.clone(),
+            });
         }
     }
     Ok(())
+}
+
+/// The transcripts folder cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{folder}: {error}")]
+pub struct FolderError {
+    folder: String,
+    error: std::io::Error,
+}
+
+/// Why the items of a transcript do not fit the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemsProblem {
+    #[error("the transcript names no item of the catalog")]
+    None,
+    #[error("the item {0} is not in the catalog")]
+    NotInCatalog(String),
+    #[error("the catalog gives the item {item} no cell in the milestone {milestone}")]
+    NoCell { item: String, milestone: String },
 }
 
 /// Whether a loaded transcript passes the filters.

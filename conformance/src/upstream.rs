@@ -153,20 +153,20 @@ impl UpstreamHub {
     }
 
     /// Sends one command to the newest connection.
-    async fn command(&self, line: String) -> Result<(), String> {
+    async fn command(&self, line: String) -> Result<(), HubError> {
         let writer = lock(&self.writers)
             .last()
             .cloned()
-            .ok_or("the bridge has not started its upstream")?;
+            .ok_or(HubError::NotStarted)?;
         let mut writer = writer.lock().await;
         writer
             .write_all(line.as_bytes())
             .await
-            .map_err(|e| format!("the upstream connection is gone: {e}"))
+            .map_err(HubError::Gone)
     }
 
     /// The scripted upstream writes `text` (one line) to the bridge.
-    pub async fn send_line(&self, text: &str) -> Result<(), String> {
+    pub async fn send_line(&self, text: &str) -> Result<(), HubError> {
         let conn = lock(&self.writers).len().saturating_sub(1);
         self.command(format!("={text}\n")).await?;
         lock(&self.log).push(UpRecord {
@@ -178,13 +178,22 @@ impl UpstreamHub {
         Ok(())
     }
 
-    pub async fn stderr(&self, text: &str) -> Result<(), String> {
+    pub async fn stderr(&self, text: &str) -> Result<(), HubError> {
         self.command(format!("#stderr {text}\n")).await
     }
 
-    pub async fn exit(&self, code: i32) -> Result<(), String> {
+    pub async fn exit(&self, code: i32) -> Result<(), HubError> {
         self.command(format!("#exit {code}\n")).await
     }
+}
+
+/// Why a scripted upstream cannot do what a step asks.
+#[derive(Debug, thiserror::Error)]
+pub enum HubError {
+    #[error("the bridge has not started its upstream")]
+    NotStarted,
+    #[error("the upstream connection is gone: {0}")]
+    Gone(std::io::Error),
 }
 
 /// What the accept loop fills in for the hub.

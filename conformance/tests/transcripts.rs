@@ -33,13 +33,13 @@ fn env() -> Result<Env, Failed> {
     static ENV: OnceLock<Result<Env, String>> = OnceLock::new();
     ENV.get_or_init(|| {
         let dir = paths::transcripts_dir();
-        let schemas = Schemas::load(&dir.join("schema"))?;
+        let schemas = Schemas::load(&dir.join("schema")).map_err(|error| error.to_string())?;
         // MCP_CONFORMANCE_RELAY: another mcp-conformance as the relay (a target
         // folder that several worktrees share can hold another one's build).
         let relay = std::env::var_os("MCP_CONFORMANCE_RELAY")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mcp-conformance")));
-        let bins = Bins::locate(relay, true)?;
+        let bins = Bins::locate(relay, true).map_err(|error| error.to_string())?;
         Ok(Env {
             bins,
             schemas: Arc::new(schemas),

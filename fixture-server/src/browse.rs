@@ -40,6 +40,8 @@ pub struct BrowseOptions {
     pub ca_file: Option<PathBuf>,
     /// Follow redirects and refreshes; `false` with `--no-follow`.
     pub follow: bool,
+    /// `--resolve NAME:ADDR`: the address of the host NAME.
+    pub resolve: Option<(String, std::net::IpAddr)>,
 }
 
 impl std::fmt::Debug for BrowseOptions {
@@ -52,6 +54,7 @@ impl std::fmt::Debug for BrowseOptions {
             .field("url", &url)
             .field("ca_file", &self.ca_file)
             .field("follow", &self.follow)
+            .field("resolve", &self.resolve)
             .finish()
     }
 }
@@ -86,7 +89,8 @@ pub async fn run(options: BrowseOptions) -> i32 {
             );
             return 1;
         }
-        let fetched = match fetch::get(&url, &tls, MAX_BODY, TIMEOUT).await {
+        let resolve = options.resolve.as_ref();
+        let fetched = match fetch::get_resolved(&url, &tls, MAX_BODY, TIMEOUT, resolve).await {
             Ok(fetched) => fetched,
             Err(e) => {
                 error!("browse", "GET {} failed: {e}", without_query(&url));
@@ -266,10 +270,11 @@ mod tests {
             url: "https://127.0.0.1:1/authorize?state=secret-state".into(),
             ca_file: None,
             follow: true,
+            resolve: None,
         };
         assert_eq!(
             format!("{options:?}"),
-            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None, follow: true }"
+            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None, follow: true, resolve: None }"
         );
     }
 

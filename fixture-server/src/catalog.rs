@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::context::Call;
 use crate::input::Prior;
+use crate::switch::Switch;
 
 /// A boxed future that a handler returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -67,14 +68,6 @@ impl ToolReply {
 }
 
 pub type ToolHandler = fn(ToolCall) -> BoxFuture<Result<ToolReply, ErrorData>>;
-
-/// The switches of `toggle`: a tool or a prompt listed only while its switch is on.
-/// They belong to the catalog's entries; the session keeps their state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Switch {
-    Tool,
-    Prompt,
-}
 
 /// A tool and its handler.
 pub struct ToolSpec {

@@ -1,27 +1,30 @@
-//! The command line of `bridge-fixture-server`.
-//!
-//! A small parser of its own, so that the error names the argument in the fixture's
-//! stderr format and the usage text is exact. To add an option: one entry in
-//! `OPTIONS`, one arm in `apply`, one line in `USAGE` (a test checks that every
-//! option is in the usage). Values come as `--name VALUE` or `--name=VALUE`; the last
-//! occurrence wins.
+//! The command line of `bridge-fixture-server`, with clap as the other executables of
+//! the workspace: the options in groups of the help text, each value checked by its
+//! parser, and the rules between options checked after the parse ([`Misuse`]). Values
+//! come as `--name VALUE` or `--name=VALUE`; the last occurrence wins, and
+//! `--tls-name` and `--fail-status` may be repeated.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
 
-use crate::auth::options::{AUTH_OPTIONS, AuthOptions};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+use crate::auth::options::{AuthOptions, HostileEndpoint, HostileRedirect, MAX_TOKEN_LIFETIME};
 use crate::browse::BrowseOptions;
 use crate::config::{Config, Profile};
-use crate::https::options::{self, HttpOptions, TlsCase, Transport};
+use crate::https::options::{
+    HttpOptions, MAX_EVENT_BYTES, MAX_MILLIS, MAX_STREAM_EVENTS, TlsCase, Transport,
+    parse_fail_status,
+};
 
-/// What the command line asks for.
+/// What the command line asks for (`--help` and `--version` are clap's errors of
+/// their kinds, printed with exit code 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// The options of a server (boxed: they are large, and the other commands small).
+    /// The options of a server (boxed: they are large, and the other command small).
     Serve(Box<Options>),
-    /// `--help`: the usage on stdout, exit 0.
-    Help,
-    /// `--version`: the version on stdout, exit 0.
-    Version,
     /// `--browse URL`: the test browser, no server.
     Browse(BrowseOptions),
 }
@@ -40,522 +43,571 @@ pub struct Options {
     pub auth: AuthOptions,
 }
 
-/// A bad command line; the message names the argument.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CliError(pub String);
-
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// The largest N of `--many-tools`.
 pub const MAX_MANY_TOOLS: usize = 100_000;
 
-/// The usage text of `--help` and of a bad command line.
-pub const USAGE: &str = "\
-Usage: bridge-fixture-server [OPTIONS]
-
+const ABOUT: &str = "\
 The upstream MCP server of the mcp-bridge-rs tests: MCP revision 2026-07-28 on stdio,
 or over Streamable HTTP with --https or --http.
 On stdio it reads one JSON-RPC message per line on stdin, writes one per line on
 stdout, and writes log lines that start with \"bridge-fixture-server: \" on stderr. Every
 request needs params._meta with io.modelcontextprotocol/protocolVersion \"2026-07-28\"
-and io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.
+and io.modelcontextprotocol/clientCapabilities. The lists have pages of 100 items.";
 
-Options:
-  --profile NAME     The tool surface: fixture (default: 21 tools, 3 prompts) or
-                     conformance (the \"everything\" server of the MCP conformance suite)
-  --many-tools N     Adds the tools tool_0 .. tool_<N-1> (N from 0 to 100000)
-  --apps             Adds the MCP Apps parts: the extension io.modelcontextprotocol/ui,
-                     the tool show and the resources ui://fixture/view and
-                     file:///fixture/readme.txt
-  --array-output     Adds the tool array_output (an outputSchema of type array)
-  --no-completions   Declares no completions; completion/complete gets -32601
-  --anonymous        Names no serverInfo in any result (a server that does not name
-                     itself)
-  --icons            The serverInfo, the tool echo and each prompt, resource and
-                     resource template carry three icons: data:, https: and file:;
-                     the tool link and the prompt link give a resource_link with them
-  --close-stdout     Misbehaves: closes stdout at once, then sleeps 120 s without
-                     reading stdin
-  -h, --help         Prints this help
-  -V, --version      Prints the version
-
+const AFTER_HELP: &str = "\
 Streamable HTTP (the same tools, prompts, resources and profiles): one POST per
 JSON-RPC message at /mcp, answered with JSON or SSE, 202 for a notification, 405 for
 GET and DELETE; a missing or mismatched MCP-Protocol-Version, Mcp-Method or Mcp-Name
-header gets 400 with the JSON-RPC error -32020.
-  --https            Serves https://127.0.0.1:PORT/mcp. Stdout gets two lines: the URL,
-                     then \"ca-file: PATH\", the CA certificate (PEM) that a client must
-                     trust. The server stops at the end of stdin or on SIGTERM.
-  --http             Serves http://127.0.0.1:PORT/mcp without TLS (one line: the URL)
-  --port N           The port on 127.0.0.1 (default 0: an ephemeral port)
-  --tls-dir DIR      Loads DIR/server.crt and DIR/server.key (as written by
-                     `tls-fixtures generate DIR`); ca-file is DIR/ca.crt. Without it the
-                     certificates are made in memory and the CA is written to a new
-                     folder under the temporary directory (removed at the end; the
-                     folders of killed servers go at the next start)
-  --tls-case CASE    The certificate the server presents: good (default), or a case that
-                     a client trusting ca-file must refuse: expired, wrong-host (for
-                     wrong.example only) or unknown-ca (issued by an untrusted CA)
-  --tls-name NAME    The certificate made in memory also names NAME (may be repeated),
-                     for a client that reaches the server through a proxy by a name
-  --host NAME        The host of the announced URL (and of the issuer and the resource
-                     of --auth) in place of 127.0.0.1; the server still listens on
-                     127.0.0.1, and the certificate made in memory names NAME: a
-                     \"remote\" server that a client reaches through a proxy
-  --keep-alive-ms MS The interval of \": keep-alive\" comment lines on SSE streams
-                     (default 15000)
-  --always-sse       Answers every request with an SSE stream (default: JSON when the
-                     response is the only frame of the request)
-  --bearer-env VAR   Every POST needs \"Authorization: Bearer <the value of VAR>\", else
-                     401 with \"WWW-Authenticate: Bearer\" (a server with a static token)
-  --print-exchanges  After the lines above, writes each POST to stdout as a line
-                     \"exchange: {\"post\":N,\"headers\":{...},\"body\":...}\" (the
-                     credential of Authorization redacted), for a runner that checks
-                     what a client sent
-
-OAuth (RFC 9728, RFC 8414, RFC 7591, PKCE) for the tests of sign-in clients; the issuer is
-the origin https://127.0.0.1:PORT (the stdout lines stay the same):
-  --auth, --oauth    POST /mcp needs \"Authorization: Bearer <access token>\" of the
-                     authorization server of this process (audience: the MCP URL, scope
-                     mcp:read), else 401 with \"WWW-Authenticate: Bearer
-                     resource_metadata=...\"; tools/call of the tool guarded (added) also
-                     needs mcp:write, else 403 insufficient_scope. Serves
-                     /.well-known/oauth-protected-resource/mcp,
-                     /.well-known/oauth-authorization-server (and openid-configuration),
-                     /authorize (a consent page that approves by itself), /token,
-                     /register, /fixture/client.json[?port=N], and POST
-                     /fixture/forget-clients and /fixture/expire-tokens (204), and GET
-                     /fixture/secrets (every state, verifier, code, token and client
-                     secret seen, and the count of code exchanges). Clients:
-                     bridge-fixture-confidential (secret bridge-fixture-secret-0123456789)
-                     and bridge-fixture-public, redirect URI http://127.0.0.1/callback
-                     (any port)
-  --no-registration  No dynamic client registration (no /register)
-  --cimd             Accepts client IDs that are https URLs of client ID metadata
-                     documents (fetched trusting ca-file and --auth-ca-file)
-  --auth-ca-file PATH  Also trusts this CA (PEM) when a document is fetched
-  --deny             Denies every authorization: error=access_denied
-  --no-iss           No iss parameter in redirects (RFC 9207)
-  --forget-clients   Forgets every dynamically registered client each time it issues the
-                     tokens of a code: a refresh then gets invalid_client, and /authorize
-                     an error page without a redirect
-  --token-lifetime S The lifetime of access tokens in seconds (default 900)
-  --no-refresh-tokens  Issues no refresh tokens
-  --invalid-grant    Every refresh gets invalid_grant
-  --hostile-authorization-endpoint KIND  The metadata names an authorization_endpoint
-                     that no client may open: shell (shell metacharacters that would
-                     create /tmp/bridge-fixture-pwned-PORT), javascript
-                     (javascript:alert(1)) or file (file:///etc/passwd)
-  --hostile-redirect KIND  The approval redirects with another issuer's iss
-                     (wrong-iss), another state (wrong-state), or a code that was
-                     already redeemed (replayed-code); with wrong-iss, an error
-                     redirect names the other issuer too
-  --prm-authorization-server URL  The protected resource metadata names URL as the
-                     authorization server, in place of this server
-  --cimd-document URL=PATH  With --cimd: the document of the client ID URL is the
-                     file PATH, read in place of a fetch (may be repeated)
-
-The test browser (no server):
-  --browse URL       GETs URL, follows redirects and <meta http-equiv=\"refresh\"> (up to
-                     10), prints \"<status> <URL without query>\" for each hop on stderr and
-                     the final body on stdout; exit 0 for a final 2xx, else 1. http only
-                     to loopback hosts
-  --ca-file PATH     The CA (PEM) that --browse trusts (default: the ca.crt of each
-                     fixture server running on this host)
-  --no-follow        With --browse: one GET, no redirect followed; prints \"<status> <body>\"
-                     on stdout; exit 0 for any answer
-
-Faults of the HTTP modes, for the tests of clients (all but --fail-status act on SSE
-streams only; --always-sse gives every request one):
-  --fail-status N:STATUS  The Nth POST (from 1) gets the HTTP status STATUS (200-599)
-                     and a text body, and is not served; may be repeated
-  --slow-stream-ms MS     Waits MS milliseconds before each SSE event
-  --break-stream-after N  Closes each SSE stream after N events, without the response
-                     (the request is cancelled)
-  --oversized-event BYTES Starts each SSE stream with one notifications/message event
-                     whose data is BYTES bytes long
+header gets 400 with the JSON-RPC error -32020. With --auth the issuer is the origin
+https://127.0.0.1:PORT (the stdout lines stay the same). The faults of the HTTP modes
+(all but --fail-status act on SSE streams only; --always-sse gives every request one)
+are for the tests of clients.
 
 Exit codes: 0 at the end of stdin, on SIGTERM (HTTP) and after the tool shutdown,
 1 when stdout fails or the HTTP server cannot start, 2 for a bad command line, 3 after
-the tool crash.
-";
+the tool crash.";
 
-struct OptionSpec {
-    name: &'static str,
-    short: Option<&'static str>,
-    takes_value: bool,
+#[derive(Debug, Parser)]
+#[command(
+    name = "bridge-fixture-server",
+    version,
+    about = ABOUT,
+    after_help = AFTER_HELP,
+    args_override_self = true
+)]
+struct Args {
+    #[command(flatten)]
+    server: ServerArgs,
+    #[command(flatten)]
+    http: HttpArgs,
+    #[command(flatten)]
+    auth: AuthArgs,
+    #[command(flatten)]
+    browse: BrowseArgs,
+    #[command(flatten)]
+    faults: FaultArgs,
 }
 
-const OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        name: "--profile",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--many-tools",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--apps",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--array-output",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--no-completions",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--anonymous",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--icons",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--close-stdout",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--https",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--http",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--port",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--tls-dir",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--tls-case",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--tls-name",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--host",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--keep-alive-ms",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--always-sse",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--bearer-env",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--print-exchanges",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--fail-status",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--slow-stream-ms",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--break-stream-after",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--oversized-event",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--auth",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--oauth",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--no-registration",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--cimd",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--auth-ca-file",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--deny",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--no-iss",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--forget-clients",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--token-lifetime",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--no-refresh-tokens",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--invalid-grant",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--hostile-authorization-endpoint",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--hostile-redirect",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--prm-authorization-server",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--cimd-document",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--browse",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--ca-file",
-        short: None,
-        takes_value: true,
-    },
-    OptionSpec {
-        name: "--no-follow",
-        short: None,
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--help",
-        short: Some("-h"),
-        takes_value: false,
-    },
-    OptionSpec {
-        name: "--version",
-        short: Some("-V"),
-        takes_value: false,
-    },
-];
+#[derive(Debug, clap::Args)]
+struct ServerArgs {
+    /// The tool surface: fixture (default: 21 tools, 3 prompts) or conformance (the
+    /// "everything" server of the MCP conformance suite)
+    #[arg(long, value_name = "NAME", value_parser = profile)]
+    profile: Option<Profile>,
+    /// Adds the tools tool_0 .. tool_<N-1> (N from 0 to 100000)
+    #[arg(long, value_name = "N", value_parser = many_tools)]
+    many_tools: Option<usize>,
+    /// Adds the MCP Apps parts: the extension io.modelcontextprotocol/ui, the tool show
+    /// and the resources ui://fixture/view and file:///fixture/readme.txt
+    #[arg(long)]
+    apps: bool,
+    /// Adds the tool array_output (an outputSchema of type array)
+    #[arg(long)]
+    array_output: bool,
+    /// Declares no completions; completion/complete gets -32601
+    #[arg(long)]
+    no_completions: bool,
+    /// Names no serverInfo in any result (a server that does not name itself)
+    #[arg(long)]
+    anonymous: bool,
+    /// The serverInfo, the tool echo and each prompt, resource and resource template
+    /// carry three icons: data:, https: and file:; the tool link and the prompt link
+    /// give a resource_link with them
+    #[arg(long)]
+    icons: bool,
+    /// Misbehaves: closes stdout at once, then sleeps 120 s without reading stdin
+    #[arg(long)]
+    close_stdout: bool,
+}
 
-/// Parses the arguments after the program name. The executable always has the tools
-/// `crash` and `shutdown`.
-pub fn parse<I>(args: I) -> Result<Command, CliError>
-where
-    I: IntoIterator<Item = OsString>,
-{
-    let mut options = Options {
-        config: Config {
-            process_tools: true,
-            ..Config::default()
-        },
-        close_stdout: false,
-        transport: Transport::Stdio,
-        http: HttpOptions::default(),
-        auth: AuthOptions::default(),
-    };
-    let mut browse = BrowseOptions {
-        url: String::new(),
-        ca_file: None,
-        follow: true,
-    };
-    let mut browsing = false;
-    let mut help = false;
-    let mut version = false;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let arg = arg
-            .into_string()
-            .map_err(|arg| CliError(format!("the argument {arg:?} is not valid UTF-8")))?;
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => {
-                (name.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let Some(spec) = OPTIONS
-            .iter()
-            .find(|spec| spec.name == name || spec.short == Some(name.as_str()))
-        else {
-            return Err(CliError(if arg.starts_with('-') {
-                format!("unknown argument '{arg}'")
-            } else {
-                format!("unexpected argument '{arg}': the server takes options only")
-            }));
-        };
-        let value = match (spec.takes_value, inline) {
-            (true, Some(value)) => Some(value),
-            (true, None) => Some(
-                args.next()
-                    .and_then(|value| value.into_string().ok())
-                    .ok_or_else(|| CliError(format!("the option {} needs a value", spec.name)))?,
-            ),
-            (false, Some(_)) => {
-                return Err(CliError(format!("the option {} takes no value", spec.name)));
-            }
-            (false, None) => None,
-        };
-        match spec.name {
-            "--help" => help = true,
-            "--version" => version = true,
-            "--browse" => {
-                browsing = true;
-                browse.url = value.unwrap_or_default();
-            }
-            "--ca-file" => browse.ca_file = value.map(Into::into),
-            "--no-follow" => browse.follow = false,
-            name => apply(&mut options, name, value)?,
-        }
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Streamable HTTP")]
+struct HttpArgs {
+    /// Serves https://127.0.0.1:PORT/mcp. Stdout gets two lines: the URL, then
+    /// "ca-file: PATH", the CA certificate (PEM) that a client must trust. The server
+    /// stops at the end of stdin or on SIGTERM
+    #[arg(long)]
+    https: bool,
+    /// Serves http://127.0.0.1:PORT/mcp without TLS (one line: the URL)
+    #[arg(long)]
+    http: bool,
+    /// The port on 127.0.0.1 (default 0: an ephemeral port)
+    #[arg(long, value_name = "N", value_parser = port)]
+    port: Option<u16>,
+    /// The host of the announced URL (and of the issuer and the resource of --auth) in
+    /// place of 127.0.0.1; the server still listens on 127.0.0.1, and the certificate
+    /// made in memory names NAME: a "remote" server that a client reaches through a
+    /// proxy
+    #[arg(long, value_name = "NAME", value_parser = host)]
+    host: Option<String>,
+    /// Loads DIR/server.crt and DIR/server.key (as written by `tls-fixtures generate
+    /// DIR`); ca-file is DIR/ca.crt. Without it the certificates are made in memory and
+    /// the CA is written to a new folder under the temporary directory (removed at the
+    /// end; the folders of killed servers go at the next start)
+    #[arg(long, value_name = "DIR")]
+    tls_dir: Option<PathBuf>,
+    /// The certificate the server presents: good (default), or a case that a client
+    /// trusting ca-file must refuse: expired, wrong-host (for wrong.example only) or
+    /// unknown-ca (issued by an untrusted CA)
+    #[arg(long, value_name = "CASE", value_parser = tls_case)]
+    tls_case: Option<TlsCase>,
+    /// The certificate made in memory also names NAME (may be repeated), for a client
+    /// that reaches the server through a proxy by a name
+    #[arg(long, value_name = "NAME", value_parser = dns_name)]
+    tls_name: Vec<String>,
+    /// The interval of ": keep-alive" comment lines on SSE streams (default 15000)
+    #[arg(long, value_name = "MS", value_parser = keep_alive_ms)]
+    keep_alive_ms: Option<Duration>,
+    /// Answers every request with an SSE stream (default: JSON when the response is the
+    /// only frame of the request)
+    #[arg(long)]
+    always_sse: bool,
+    /// Every POST needs "Authorization: Bearer <the value of VAR>", else 401 with
+    /// "WWW-Authenticate: Bearer" (a server with a static token)
+    #[arg(long, value_name = "VAR")]
+    bearer_env: Option<String>,
+    /// After the lines above, writes each POST to stdout as a line "exchange:
+    /// {"post":N,"headers":{...},"body":...}" (the credential of Authorization
+    /// redacted), for a runner that checks what a client sent
+    #[arg(long)]
+    print_exchanges: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    next_help_heading = "OAuth (RFC 9728, RFC 8414, RFC 7591, PKCE), for the tests of sign-in clients"
+)]
+struct AuthArgs {
+    /// POST /mcp needs "Authorization: Bearer <access token>" of the authorization
+    /// server of this process (audience: the MCP URL, scope mcp:read), else 401 with
+    /// "WWW-Authenticate: Bearer resource_metadata=..."; tools/call of the tool guarded
+    /// (added) also needs mcp:write (403 insufficient_scope). Serves the metadata
+    /// documents, /authorize (a consent page that approves by itself), /token,
+    /// /register, /fixture/client.json[?port=N], and POST /fixture/forget-clients and
+    /// /fixture/expire-tokens (204), and GET /fixture/secrets (every state, verifier,
+    /// code, token and client secret seen, and the count of code exchanges). Clients:
+    /// bridge-fixture-confidential (secret bridge-fixture-secret-0123456789) and
+    /// bridge-fixture-public, redirect URI http://127.0.0.1/callback (any port)
+    #[arg(long, visible_alias = "oauth")]
+    auth: bool,
+    /// No dynamic client registration (no /register)
+    #[arg(long)]
+    no_registration: bool,
+    /// Accepts client IDs that are https URLs of client ID metadata documents (fetched
+    /// trusting ca-file and --auth-ca-file)
+    #[arg(long)]
+    cimd: bool,
+    /// Also trusts this CA (PEM) when a document is fetched
+    #[arg(long, value_name = "PATH")]
+    auth_ca_file: Option<PathBuf>,
+    /// Denies every authorization: error=access_denied
+    #[arg(long)]
+    deny: bool,
+    /// No iss parameter in redirects (RFC 9207)
+    #[arg(long)]
+    no_iss: bool,
+    /// Forgets every dynamically registered client each time it issues the tokens of a
+    /// code: a refresh then gets invalid_client, and /authorize an error page without
+    /// a redirect
+    #[arg(long)]
+    forget_clients: bool,
+    /// The lifetime of access tokens in seconds (default 900)
+    #[arg(long, value_name = "S", value_parser = token_lifetime)]
+    token_lifetime: Option<Duration>,
+    /// Issues no refresh tokens
+    #[arg(long)]
+    no_refresh_tokens: bool,
+    /// Every refresh gets invalid_grant
+    #[arg(long)]
+    invalid_grant: bool,
+    /// The metadata names an authorization_endpoint that no client may open: shell
+    /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
+    /// javascript (javascript:alert(1)), file (file:///etc/passwd) or too-long (an
+    /// https endpoint of 8 KiB and one byte)
+    #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
+    hostile_authorization_endpoint: Option<HostileEndpoint>,
+    /// The approval redirects with another issuer's iss (wrong-iss), another state
+    /// (wrong-state), or a code that was already redeemed (replayed-code); with
+    /// wrong-iss, an error redirect names the other issuer too
+    #[arg(long, value_name = "KIND", value_parser = hostile_redirect)]
+    hostile_redirect: Option<HostileRedirect>,
+    /// The protected resource metadata names URL as the authorization server, in place
+    /// of this server
+    #[arg(long, value_name = "URL", value_parser = prm_authorization_server)]
+    prm_authorization_server: Option<String>,
+    /// With --cimd: the document of the client ID URL is the file PATH, read in place of
+    /// a fetch (may be repeated)
+    #[arg(long, value_name = "URL=PATH", value_parser = cimd_document)]
+    cimd_document: Vec<(String, PathBuf)>,
+    /// The authorization server listens on a second port of 127.0.0.1 (its own origin
+    /// and issuer; with --print-exchanges its requests are printed too); the origin of
+    /// /mcp serves only the protected resource metadata besides /mcp. Stdout gets the
+    /// line "authorization-server: URL" after the lines of the server
+    #[arg(long)]
+    separate_authorization_server: bool,
+    /// The challenge of the step-up names only mcp:write (not mcp:read too)
+    #[arg(long)]
+    step_up_new_scope_only: bool,
+    /// subscriptions/listen also needs mcp:write (403 insufficient_scope)
+    #[arg(long)]
+    listen_needs_write: bool,
+    /// /register refuses every registration (invalid_client_metadata)
+    #[arg(long)]
+    refuse_registration: bool,
+    /// POST /mcp answers 401 invalid_token to every access token, its own included
+    #[arg(long)]
+    refuse_access_tokens: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "The test browser (no server)")]
+struct BrowseArgs {
+    /// GETs URL, follows redirects and <meta http-equiv="refresh"> (up to 10), prints
+    /// "<status> <URL without query>" for each hop on stderr and the final body on
+    /// stdout; exit 0 for a final 2xx, else 1. http only to loopback hosts
+    #[arg(long, value_name = "URL")]
+    browse: Option<String>,
+    /// The CA (PEM) that --browse trusts (default: the ca.crt of each fixture server
+    /// running on this host)
+    #[arg(long, value_name = "PATH")]
+    ca_file: Option<PathBuf>,
+    /// With --browse: one GET, no redirect followed; prints "<status> <body>" on stdout;
+    /// exit 0 for any answer
+    #[arg(long)]
+    no_follow: bool,
+    /// With --browse: connects to ADDR for the host NAME (TLS still checks NAME), as a
+    /// browser whose resolver knows a name that this machine's does not
+    #[arg(long, value_name = "NAME:ADDR", value_parser = resolve)]
+    resolve: Option<(String, std::net::IpAddr)>,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Faults of the HTTP modes")]
+struct FaultArgs {
+    /// The Nth POST (from 1) gets the HTTP status STATUS (200-599) and a text body, and
+    /// is not served; may be repeated
+    #[arg(long, value_name = "N:STATUS", value_parser = fail_status)]
+    fail_status: Vec<(u64, u16)>,
+    /// Waits MS milliseconds before each SSE event
+    #[arg(long, value_name = "MS", value_parser = slow_stream_ms)]
+    slow_stream_ms: Option<Duration>,
+    /// Closes each SSE stream after N events, without the response (the request is
+    /// cancelled)
+    #[arg(long, value_name = "N", value_parser = break_stream_after)]
+    break_stream_after: Option<usize>,
+    /// Starts each SSE stream with one notifications/message event whose data is BYTES
+    /// bytes long
+    #[arg(long, value_name = "BYTES", value_parser = oversized_event)]
+    oversized_event: Option<usize>,
+}
+
+/// A value that its option does not take; the message names both.
+#[derive(Debug, thiserror::Error)]
+#[error("the value '{value}' of {option} is not {expected}")]
+pub struct InvalidValue {
+    value: String,
+    option: &'static str,
+    expected: String,
+}
+
+fn invalid(value: &str, option: &'static str, expected: impl Into<String>) -> InvalidValue {
+    InvalidValue {
+        value: value.to_owned(),
+        option,
+        expected: expected.into(),
     }
-    if !help && !version {
-        if browsing {
-            check_browse(&options)?;
-        } else if browse.ca_file.is_some() {
-            return Err(CliError("--ca-file needs --browse".into()));
-        } else if !browse.follow {
-            return Err(CliError("--no-follow needs --browse".into()));
-        } else {
-            check_transport(&options)?;
-        }
-    }
-    Ok(if help {
-        Command::Help
-    } else if version {
-        Command::Version
-    } else if browsing {
-        Command::Browse(browse)
-    } else {
-        Command::Serve(Box::new(options))
+}
+
+/// A decimal number from `min` to `max` (no sign), in the type of the option.
+fn number<T: TryFrom<u64>>(
+    value: &str,
+    option: &'static str,
+    min: u64,
+    max: u64,
+) -> Result<T, InvalidValue> {
+    value
+        .parse::<u64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n) && !value.starts_with('+'))
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| invalid(value, option, format!("a number from {min} to {max}")))
+}
+
+fn profile(value: &str) -> Result<Profile, InvalidValue> {
+    Profile::parse(value)
+        .ok_or_else(|| invalid(value, "--profile", "a profile (fixture, conformance)"))
+}
+
+fn many_tools(value: &str) -> Result<usize, InvalidValue> {
+    number(value, "--many-tools", 0, MAX_MANY_TOOLS as u64)
+}
+
+fn port(value: &str) -> Result<u16, InvalidValue> {
+    number(value, "--port", 0, u64::from(u16::MAX))
+}
+
+fn tls_case(value: &str) -> Result<TlsCase, InvalidValue> {
+    TlsCase::parse(value).ok_or_else(|| {
+        invalid(
+            value,
+            "--tls-case",
+            "a case (good, expired, wrong-host, unknown-ca)",
+        )
     })
 }
 
-fn apply(options: &mut Options, name: &str, value: Option<String>) -> Result<(), CliError> {
-    let value = value.unwrap_or_default();
-    let config = &mut options.config;
-    match name {
-        "--profile" => {
-            config.profile = Profile::parse(&value).ok_or_else(|| {
-                CliError(format!(
-                    "the value '{value}' of --profile is not a profile (fixture, conformance)"
-                ))
-            })?;
-        }
-        "--many-tools" => {
-            config.many_tools = value
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n <= MAX_MANY_TOOLS && !value.starts_with('+'))
-                .ok_or_else(|| {
-                    CliError(format!(
-                        "the value '{value}' of --many-tools is not a number from 0 to {MAX_MANY_TOOLS}"
-                    ))
-                })?;
-        }
-        "--apps" => config.apps = true,
-        "--array-output" => config.array_output = true,
-        "--no-completions" => config.completions = false,
-        "--anonymous" => config.anonymous = true,
-        "--icons" => config.icons = true,
-        "--close-stdout" => options.close_stdout = true,
-        "--https" | "--http" => {
-            let transport = if name == "--https" {
-                Transport::Https
-            } else {
-                Transport::Http
-            };
-            if options.transport != Transport::Stdio && options.transport != transport {
-                return Err(CliError("--https and --http exclude each other".into()));
-            }
-            options.transport = transport;
-        }
-        "--auth" | "--oauth" => {
-            options.auth.enabled = true;
-            // The tool of the step-up (study §1.5).
-            options.config.guarded = true;
-        }
-        name if AUTH_OPTIONS.contains(&name) => {
-            options.auth.apply(name, &value).map_err(CliError)?;
-        }
-        name if options::HTTP_OPTIONS.contains(&name) => {
-            options::apply(&mut options.http, name, &value).map_err(CliError)?;
-        }
-        other => return Err(CliError(format!("unknown argument '{other}'"))),
-    }
-    Ok(())
+/// Letters, digits, dots and hyphens: a name for a certificate and a URL.
+fn is_dns_name(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
 }
 
-/// `--browse` runs no server: it takes `--ca-file` only.
-fn check_browse(options: &Options) -> Result<(), CliError> {
+fn dns_name(value: &str) -> Result<String, InvalidValue> {
+    is_dns_name(value)
+        .then(|| value.to_owned())
+        .ok_or_else(|| invalid(value, "--tls-name", "a DNS name"))
+}
+
+fn host(value: &str) -> Result<String, InvalidValue> {
+    is_dns_name(value)
+        .then(|| value.to_owned())
+        .ok_or_else(|| invalid(value, "--host", "a DNS name"))
+}
+
+fn prm_authorization_server(value: &str) -> Result<String, InvalidValue> {
+    let valid = url::Url::parse(value)
+        .is_ok_and(|url| url.has_host() && matches!(url.scheme(), "http" | "https"));
+    valid
+        .then(|| value.to_owned())
+        .ok_or_else(|| invalid(value, "--prm-authorization-server", "an http or https URL"))
+}
+
+fn cimd_document(value: &str) -> Result<(String, PathBuf), InvalidValue> {
+    value
+        .split_once('=')
+        .filter(|(url, path)| url.starts_with("https://") && !path.is_empty())
+        .map(|(url, path)| (url.to_owned(), PathBuf::from(path)))
+        .ok_or_else(|| invalid(value, "--cimd-document", "URL=PATH (an https URL)"))
+}
+
+fn millis(value: &str, option: &'static str) -> Result<Duration, InvalidValue> {
+    number::<u64>(value, option, 1, MAX_MILLIS).map(Duration::from_millis)
+}
+
+fn keep_alive_ms(value: &str) -> Result<Duration, InvalidValue> {
+    millis(value, "--keep-alive-ms")
+}
+
+fn slow_stream_ms(value: &str) -> Result<Duration, InvalidValue> {
+    millis(value, "--slow-stream-ms")
+}
+
+fn break_stream_after(value: &str) -> Result<usize, InvalidValue> {
+    number(value, "--break-stream-after", 0, MAX_STREAM_EVENTS)
+}
+
+fn oversized_event(value: &str) -> Result<usize, InvalidValue> {
+    number(value, "--oversized-event", 1, MAX_EVENT_BYTES)
+}
+
+fn fail_status(value: &str) -> Result<(u64, u16), InvalidValue> {
+    parse_fail_status(value).ok_or_else(|| {
+        invalid(
+            value,
+            "--fail-status",
+            "N:STATUS (N from 1, STATUS from 200 to 599)",
+        )
+    })
+}
+
+/// `NAME:ADDR` of `--resolve`: a host name and the IP address it stands for.
+fn resolve(value: &str) -> Result<(String, std::net::IpAddr), InvalidValue> {
+    value
+        .rsplit_once(':')
+        .filter(|(name, _)| !name.is_empty())
+        .and_then(|(name, address)| Some((name.to_owned(), address.parse().ok()?)))
+        .ok_or_else(|| invalid(value, "--resolve", "NAME:ADDR"))
+}
+
+fn token_lifetime(value: &str) -> Result<Duration, InvalidValue> {
+    number::<u64>(value, "--token-lifetime", 1, MAX_TOKEN_LIFETIME).map(Duration::from_secs)
+}
+
+fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
+    match value {
+        "shell" => Ok(HostileEndpoint::Shell),
+        "javascript" => Ok(HostileEndpoint::Javascript),
+        "file" => Ok(HostileEndpoint::File),
+        "too-long" => Ok(HostileEndpoint::TooLong),
+        _ => Err(invalid(
+            value,
+            "--hostile-authorization-endpoint",
+            "shell, javascript, file or too-long",
+        )),
+    }
+}
+
+fn hostile_redirect(value: &str) -> Result<HostileRedirect, InvalidValue> {
+    match value {
+        "wrong-iss" => Ok(HostileRedirect::WrongIss),
+        "wrong-state" => Ok(HostileRedirect::WrongState),
+        "replayed-code" => Ok(HostileRedirect::ReplayedCode),
+        _ => Err(invalid(
+            value,
+            "--hostile-redirect",
+            "wrong-iss, wrong-state or replayed-code",
+        )),
+    }
+}
+
+/// Options that do not go together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Misuse {
+    #[error("--browse runs no server: it takes only --ca-file, --no-follow and --resolve")]
+    BrowseServes,
+    #[error("--https and --http exclude each other")]
+    BothHttpModes,
+    #[error("--ca-file needs --browse")]
+    CaFileWithoutBrowse,
+    #[error("--no-follow needs --browse")]
+    NoFollowWithoutBrowse,
+    #[error("--resolve needs --browse")]
+    ResolveWithoutBrowse,
+    #[error(
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-access-tokens) need --auth"
+    )]
+    AuthOptionsWithoutAuth,
+    #[error("--auth needs --https or --http")]
+    AuthOnStdio,
+    #[error("--auth and --bearer-env exclude each other")]
+    AuthWithBearer,
+    #[error(
+        "the options of Streamable HTTP (--port, --tls-dir, --keep-alive-ms, --always-sse and the faults) need --https or --http"
+    )]
+    HttpOptionsOnStdio,
+    #[error("--tls-dir needs --https")]
+    TlsDirOnHttp,
+    #[error("--tls-case needs --https")]
+    TlsCaseOnHttp,
+    #[error("--tls-name needs --https")]
+    TlsNameOnHttp,
+    #[error("--tls-name names the certificate made in memory; it does not go with --tls-dir")]
+    TlsNameWithTlsDir,
+    #[error("--close-stdout is a fault of stdio; it does not go with --https or --http")]
+    CloseStdoutOnHttp,
+}
+
+/// Parses the command line (the program name first). `--help`, `--version` and a bad
+/// command line are clap errors: `exit()` prints each where it belongs, with exit code 0
+/// or 2.
+pub fn parse<I>(args: I) -> Result<Command, clap::Error>
+where
+    I: IntoIterator<Item = OsString>,
+{
+    let mut command = Args::command();
+    let matches = command.try_get_matches_from_mut(args)?;
+    let args = Args::from_arg_matches(&matches)?;
+    command_of(args).map_err(|misuse| command.error(ErrorKind::ArgumentConflict, misuse))
+}
+
+/// What the parsed options ask for, when they go together. The executable always has
+/// the tools `crash` and `shutdown`.
+fn command_of(args: Args) -> Result<Command, Misuse> {
+    let Args {
+        server,
+        http,
+        auth,
+        browse,
+        faults,
+    } = args;
+    if http.https && http.http {
+        return Err(Misuse::BothHttpModes);
+    }
+    let defaults = Config::default();
+    let mut options = Options {
+        config: Config {
+            process_tools: true,
+            profile: server.profile.unwrap_or(defaults.profile),
+            many_tools: server.many_tools.unwrap_or(defaults.many_tools),
+            apps: server.apps,
+            array_output: server.array_output,
+            completions: !server.no_completions,
+            anonymous: server.anonymous,
+            icons: server.icons,
+            // The tool of the step-up.
+            guarded: auth.auth,
+        },
+        close_stdout: server.close_stdout,
+        transport: if http.https {
+            Transport::Https
+        } else if http.http {
+            Transport::Http
+        } else {
+            Transport::Stdio
+        },
+        http: HttpOptions::default(),
+        auth: AuthOptions::default(),
+    };
+    let http_options = &mut options.http;
+    http_options.port = http.port.unwrap_or(http_options.port);
+    http_options.host = http.host;
+    http_options.tls_dir = http.tls_dir;
+    http_options.tls_case = http.tls_case.unwrap_or(http_options.tls_case);
+    http_options.tls_names = http.tls_name;
+    http_options.keep_alive = http.keep_alive_ms.unwrap_or(http_options.keep_alive);
+    http_options.always_sse = http.always_sse;
+    http_options.bearer_env = http.bearer_env;
+    http_options.print_exchanges = http.print_exchanges;
+    http_options.faults.fail_status = faults.fail_status;
+    http_options.faults.slow_stream = faults.slow_stream_ms;
+    http_options.faults.break_stream_after = faults.break_stream_after;
+    http_options.faults.oversized_event = faults.oversized_event;
+    let auth_options = &mut options.auth;
+    auth_options.enabled = auth.auth;
+    auth_options.registration = !auth.no_registration;
+    auth_options.cimd = auth.cimd;
+    auth_options.ca_file = auth.auth_ca_file;
+    auth_options.deny = auth.deny;
+    auth_options.iss = !auth.no_iss;
+    auth_options.forget_clients = auth.forget_clients;
+    auth_options.token_lifetime = auth.token_lifetime.unwrap_or(auth_options.token_lifetime);
+    auth_options.refresh_tokens = !auth.no_refresh_tokens;
+    auth_options.invalid_grant = auth.invalid_grant;
+    auth_options.hostile_endpoint = auth.hostile_authorization_endpoint;
+    auth_options.hostile_redirect = auth.hostile_redirect;
+    auth_options.prm_authorization_server = auth.prm_authorization_server;
+    auth_options.cimd_documents = auth.cimd_document;
+    auth_options.separate_origin = auth.separate_authorization_server;
+    auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
+    auth_options.listen_needs_write = auth.listen_needs_write;
+    auth_options.refuse_registration = auth.refuse_registration;
+    auth_options.refuse_access_tokens = auth.refuse_access_tokens;
+    if let Some(url) = browse.browse {
+        check_browse(&options)?;
+        return Ok(Command::Browse(BrowseOptions {
+            url,
+            ca_file: browse.ca_file,
+            follow: !browse.no_follow,
+            resolve: browse.resolve,
+        }));
+    }
+    if browse.resolve.is_some() {
+        return Err(Misuse::ResolveWithoutBrowse);
+    }
+    if browse.ca_file.is_some() {
+        return Err(Misuse::CaFileWithoutBrowse);
+    }
+    if browse.no_follow {
+        return Err(Misuse::NoFollowWithoutBrowse);
+    }
+    check_transport(&options)?;
+    Ok(Command::Serve(Box::new(options)))
+}
+
+/// `--browse` runs no server: it takes `--ca-file` and `--no-follow` only.
+fn check_browse(options: &Options) -> Result<(), Misuse> {
     let plain = Options {
         config: Config {
             process_tools: true,
@@ -567,50 +619,35 @@ fn check_browse(options: &Options) -> Result<(), CliError> {
         auth: AuthOptions::default(),
     };
     if *options != plain {
-        return Err(CliError(
-            "--browse runs no server: it takes only --ca-file and --no-follow".into(),
-        ));
+        return Err(Misuse::BrowseServes);
     }
     Ok(())
 }
 
 /// The HTTP options need an HTTP mode; --tls-dir needs TLS; --close-stdout is stdio's;
 /// the options of the authorization server need --auth, which needs an HTTP mode.
-fn check_transport(options: &Options) -> Result<(), CliError> {
+fn check_transport(options: &Options) -> Result<(), Misuse> {
     if options.auth.has_sub_options() && !options.auth.enabled {
-        return Err(CliError(
-            "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document) need --auth".into(),
-        ));
+        return Err(Misuse::AuthOptionsWithoutAuth);
     }
     if options.auth.enabled && options.transport == Transport::Stdio {
-        return Err(CliError("--auth needs --https or --http".into()));
+        return Err(Misuse::AuthOnStdio);
     }
     if options.auth.enabled && options.http.bearer_env.is_some() {
-        return Err(CliError(
-            "--auth and --bearer-env exclude each other".into(),
-        ));
+        return Err(Misuse::AuthWithBearer);
     }
+    let http = &options.http;
     match options.transport {
-        Transport::Stdio if !options.http.is_default() => Err(CliError(
-            "the options of Streamable HTTP (--port, --tls-dir, --keep-alive-ms, --always-sse and the faults) need --https or --http".into(),
-        )),
-        Transport::Http if options.http.tls_dir.is_some() => {
-            Err(CliError("--tls-dir needs --https".into()))
+        Transport::Stdio if !http.is_default() => Err(Misuse::HttpOptionsOnStdio),
+        Transport::Http if http.tls_dir.is_some() => Err(Misuse::TlsDirOnHttp),
+        Transport::Http if http.tls_case != TlsCase::Good => Err(Misuse::TlsCaseOnHttp),
+        Transport::Http if !http.tls_names.is_empty() => Err(Misuse::TlsNameOnHttp),
+        Transport::Https if http.tls_dir.is_some() && !http.tls_names.is_empty() => {
+            Err(Misuse::TlsNameWithTlsDir)
         }
-        Transport::Http if options.http.tls_case != TlsCase::Good => {
-            Err(CliError("--tls-case needs --https".into()))
+        Transport::Https | Transport::Http if options.close_stdout => {
+            Err(Misuse::CloseStdoutOnHttp)
         }
-        Transport::Http if !options.http.tls_names.is_empty() => {
-            Err(CliError("--tls-name needs --https".into()))
-        }
-        Transport::Https if options.http.tls_dir.is_some() && !options.http.tls_names.is_empty() => {
-            Err(CliError(
-                "--tls-name names the certificate made in memory; it does not go with --tls-dir".into(),
-            ))
-        }
-        Transport::Https | Transport::Http if options.close_stdout => Err(CliError(
-            "--close-stdout is a fault of stdio; it does not go with --https or --http".into(),
-        )),
         _ => Ok(()),
     }
 }
@@ -619,8 +656,12 @@ fn check_transport(options: &Options) -> Result<(), CliError> {
 mod tests {
     use super::*;
 
-    fn parse_strs(args: &[&str]) -> Result<Command, CliError> {
-        parse(args.iter().map(OsString::from))
+    fn parse_strs(args: &[&str]) -> Result<Command, clap::Error> {
+        parse(
+            std::iter::once("bridge-fixture-server")
+                .chain(args.iter().copied())
+                .map(OsString::from),
+        )
     }
 
     fn serve(args: &[&str]) -> Options {
@@ -628,6 +669,11 @@ mod tests {
             Ok(Command::Serve(options)) => *options,
             other => panic!("{args:?} gave {other:?}"),
         }
+    }
+
+    /// The message of a bad command line.
+    fn error(args: &[&str]) -> String {
+        parse_strs(args).unwrap_err().to_string()
     }
 
     #[test]
@@ -680,17 +726,18 @@ mod tests {
 
     #[test]
     fn errors_name_the_argument() {
-        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
-        assert_eq!(error(&["--nope"]), "unknown argument '--nope'");
+        assert!(error(&["--nope"]).contains("'--nope'"));
         assert!(error(&["stray"]).contains("'stray'"));
-        assert_eq!(
-            error(&["--many-tools"]),
-            "the option --many-tools needs a value"
+        assert!(error(&["--many-tools"]).contains("--many-tools"));
+        assert!(
+            error(&["--many-tools", "x"])
+                .contains("the value 'x' of --many-tools is not a number from 0 to 100000")
         );
-        assert!(error(&["--many-tools", "x"]).contains("'x' of --many-tools"));
         assert!(error(&["--many-tools", "100001"]).contains("--many-tools"));
-        assert!(error(&["--profile", "everything"]).contains("--profile"));
-        assert_eq!(error(&["--apps=yes"]), "the option --apps takes no value");
+        assert!(error(&["--profile", "everything"]).contains(
+            "the value 'everything' of --profile is not a profile (fixture, conformance)"
+        ));
+        assert!(error(&["--apps=yes"]).contains("--apps"));
     }
 
     #[test]
@@ -709,43 +756,159 @@ mod tests {
             "--tls-name=b.test",
         ]);
         assert_eq!(named.http.tls_names, ["fixture.mcp-bridge.test", "b.test"]);
-        for spec in OPTIONS
-            .iter()
-            .filter(|spec| options::HTTP_OPTIONS.contains(&spec.name))
-        {
-            assert!(
-                spec.takes_value || ["--always-sse", "--print-exchanges"].contains(&spec.name),
-                "{}",
-                spec.name
-            );
-        }
+    }
+
+    #[test]
+    fn every_http_option_fills_its_field() {
+        let http = serve(&[
+            "--https",
+            "--port",
+            "8443",
+            "--tls-dir",
+            "/tmp/certs",
+            "--tls-case",
+            "wrong-host",
+            "--keep-alive-ms",
+            "250",
+            "--always-sse",
+            "--fail-status",
+            "1:503",
+            "--fail-status",
+            "3:500",
+            "--slow-stream-ms",
+            "20",
+            "--break-stream-after",
+            "0",
+            "--oversized-event",
+            "70000",
+            "--host",
+            "remote.mcp-bridge.test",
+        ])
+        .http;
+        assert_eq!(http.port, 8443);
+        assert_eq!(
+            http.tls_dir.as_deref(),
+            Some(std::path::Path::new("/tmp/certs"))
+        );
+        assert_eq!(http.tls_case, TlsCase::WrongHost);
+        assert_eq!(http.keep_alive, Duration::from_millis(250));
+        assert!(http.always_sse);
+        assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
+        assert_eq!(http.faults.slow_stream, Some(Duration::from_millis(20)));
+        assert_eq!(http.faults.break_stream_after, Some(0));
+        assert_eq!(http.faults.oversized_event, Some(70000));
+        assert_eq!(http.host.as_deref(), Some("remote.mcp-bridge.test"));
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        assert!(
+            error(&["--https", "--port", "65536"])
+                .contains("the value '65536' of --port is not a number from 0 to 65535")
+        );
+        assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));
+        assert!(error(&["--https", "--oversized-event", "+5"]).contains("--oversized-event"));
+        assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
+        assert!(error(&["--https", "--tls-case", "bad"]).contains("--tls-case"));
+        assert!(
+            error(&["--https", "--host", "a/b"])
+                .contains("the value 'a/b' of --host is not a DNS name")
+        );
     }
 
     #[test]
     fn http_options_need_an_http_mode() {
-        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
         assert!(error(&["--port", "1"]).contains("need --https or --http"));
         assert!(error(&["--slow-stream-ms", "5"]).contains("need --https or --http"));
-        assert_eq!(
-            error(&["--http", "--tls-dir", "x"]),
-            "--tls-dir needs --https"
-        );
-        assert_eq!(
-            error(&["--http", "--https"]),
-            "--https and --http exclude each other"
-        );
+        assert!(error(&["--http", "--tls-dir", "x"]).contains("--tls-dir needs --https"));
+        assert!(error(&["--http", "--https"]).contains("--https and --http exclude each other"));
         assert!(error(&["--https", "--close-stdout"]).contains("--close-stdout"));
-        assert_eq!(
-            error(&["--http", "--tls-name", "a.test"]),
-            "--tls-name needs --https"
-        );
+        assert!(error(&["--http", "--tls-name", "a.test"]).contains("--tls-name needs --https"));
         assert!(
             error(&["--https", "--tls-dir", "x", "--tls-name", "a.test"]).contains("--tls-dir")
         );
         assert!(error(&["--https", "--tls-name", "a b"]).contains("not a DNS name"));
-        assert!(error(&["--https", "--port", "65536"]).contains("'65536' of --port"));
-        assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
-        assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));
+    }
+
+    #[test]
+    fn every_auth_option_fills_its_field() {
+        let auth = serve(&[
+            "--https",
+            "--oauth",
+            "--no-registration",
+            "--cimd",
+            "--auth-ca-file",
+            "/tmp/ca.crt",
+            "--deny",
+            "--no-iss",
+            "--forget-clients",
+            "--token-lifetime",
+            "5",
+            "--no-refresh-tokens",
+            "--invalid-grant",
+            "--hostile-authorization-endpoint",
+            "javascript",
+            "--hostile-redirect",
+            "wrong-state",
+            "--prm-authorization-server",
+            "http://127.0.0.1:9",
+            "--cimd-document",
+            "https://d.example/c.json=/tmp/c.json",
+        ])
+        .auth;
+        assert!(auth.enabled && !auth.registration && auth.cimd && auth.deny);
+        assert!(!auth.iss && auth.forget_clients && !auth.refresh_tokens && auth.invalid_grant);
+        assert_eq!(auth.ca_file, Some(PathBuf::from("/tmp/ca.crt")));
+        assert_eq!(auth.token_lifetime, Duration::from_secs(5));
+        assert_eq!(auth.hostile_endpoint, Some(HostileEndpoint::Javascript));
+        assert_eq!(auth.hostile_redirect, Some(HostileRedirect::WrongState));
+        assert_eq!(
+            auth.prm_authorization_server.as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        assert_eq!(
+            auth.cimd_documents,
+            [(
+                "https://d.example/c.json".to_owned(),
+                PathBuf::from("/tmp/c.json")
+            )]
+        );
+        assert!(auth.has_sub_options());
+    }
+
+    #[test]
+    fn a_bad_token_lifetime_names_the_option() {
+        assert!(
+            error(&["--https", "--auth", "--token-lifetime", "0"])
+                .contains("the value '0' of --token-lifetime is not a number from 1 to 31536000")
+        );
+        assert!(
+            error(&["--https", "--auth", "--token-lifetime", "+5"]).contains("--token-lifetime")
+        );
+        assert!(
+            error(&["--https", "--auth", "--hostile-redirect", "x"]).contains(
+                "the value 'x' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
+            )
+        );
+        assert!(
+            error(&["--https", "--auth", "--hostile-authorization-endpoint", ""]).contains(
+                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file or too-long"
+            )
+        );
+        let auth = ["--https", "--auth"];
+        assert!(
+            error(&[&auth[..], &["--prm-authorization-server", "javascript:x"]].concat())
+                .contains("--prm-authorization-server")
+        );
+        assert!(
+            error(&[&auth[..], &["--cimd-document", "http://d/c.json=/x"]].concat())
+                .contains("--cimd-document")
+        );
+        assert!(
+            error(&[&auth[..], &["--cimd-document", "https://d/c.json"]].concat())
+                .contains("--cimd-document")
+        );
+        assert!(!serve(&auth).auth.has_sub_options());
     }
 
     #[test]
@@ -762,58 +925,82 @@ mod tests {
         assert_eq!(options.auth.token_lifetime.as_secs(), 60);
         assert!(serve(&["--http", "--auth"]).auth.enabled);
         assert!(!serve(&["--https"]).config.guarded);
-        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
-        assert!(error(&["--https", "--cimd"]).ends_with("need --auth"));
-        assert_eq!(error(&["--auth"]), "--auth needs --https or --http");
-        assert_eq!(
-            error(&["--https", "--auth", "--bearer-env", "X"]),
-            "--auth and --bearer-env exclude each other"
+        assert!(error(&["--https", "--cimd"]).contains("need --auth"));
+        assert!(error(&["--auth"]).contains("--auth needs --https or --http"));
+        assert!(
+            error(&["--https", "--auth", "--bearer-env", "X"])
+                .contains("--auth and --bearer-env exclude each other")
         );
     }
 
     #[test]
     fn browse_takes_a_url_and_a_ca_file_only() {
         assert_eq!(
-            parse_strs(&["--browse", "https://127.0.0.1:1/a", "--ca-file=/tmp/ca.crt"]),
-            Ok(Command::Browse(BrowseOptions {
+            parse_strs(&["--browse", "https://127.0.0.1:1/a", "--ca-file=/tmp/ca.crt"]).unwrap(),
+            Command::Browse(BrowseOptions {
                 url: "https://127.0.0.1:1/a".into(),
                 ca_file: Some("/tmp/ca.crt".into()),
                 follow: true,
-            }))
+                resolve: None,
+            })
         );
         assert_eq!(
-            parse_strs(&["--browse", "http://127.0.0.1:1/start/x", "--no-follow"]),
-            Ok(Command::Browse(BrowseOptions {
+            parse_strs(&["--browse", "http://127.0.0.1:1/start/x", "--no-follow"]).unwrap(),
+            Command::Browse(BrowseOptions {
                 url: "http://127.0.0.1:1/start/x".into(),
                 ca_file: None,
                 follow: false,
-            }))
+                resolve: None,
+            })
         );
-        let error = |args: &[&str]| parse_strs(args).unwrap_err().0;
         assert_eq!(
-            error(&["--browse", "x", "--https"]),
-            "--browse runs no server: it takes only --ca-file and --no-follow"
+            parse_strs(&[
+                "--browse",
+                "https://a.test:1/",
+                "--resolve",
+                "a.test:127.0.0.1"
+            ])
+            .unwrap(),
+            Command::Browse(BrowseOptions {
+                url: "https://a.test:1/".into(),
+                ca_file: None,
+                follow: true,
+                resolve: Some(("a.test".into(), [127, 0, 0, 1].into())),
+            })
         );
-        assert_eq!(error(&["--ca-file", "x"]), "--ca-file needs --browse");
-        assert_eq!(error(&["--no-follow"]), "--no-follow needs --browse");
+        assert!(error(&["--resolve", "a.test:127.0.0.1"]).contains("--resolve needs --browse"));
+        assert!(error(&["--browse", "x", "--resolve", "a.test"]).contains("NAME:ADDR"));
+        assert!(error(&["--browse", "x", "--https"]).contains(
+            "--browse runs no server: it takes only --ca-file, --no-follow and --resolve"
+        ));
+        assert!(error(&["--ca-file", "x"]).contains("--ca-file needs --browse"));
+        assert!(error(&["--no-follow"]).contains("--no-follow needs --browse"));
     }
 
     #[test]
     fn help_and_version_win_over_other_options() {
-        assert_eq!(parse_strs(&["--apps", "-h"]), Ok(Command::Help));
-        assert_eq!(parse_strs(&["--version"]), Ok(Command::Version));
-        assert_eq!(parse_strs(&["-V"]), Ok(Command::Version));
+        let kind = |args: &[&str]| parse_strs(args).unwrap_err().kind();
+        assert_eq!(kind(&["--apps", "-h"]), ErrorKind::DisplayHelp);
+        assert_eq!(kind(&["--version"]), ErrorKind::DisplayVersion);
+        assert_eq!(kind(&["-V"]), ErrorKind::DisplayVersion);
     }
 
     #[test]
     fn the_usage_names_every_option_and_the_page_size() {
-        for spec in OPTIONS {
-            assert!(
-                USAGE.contains(spec.name),
-                "{} is not in the usage",
-                spec.name
-            );
+        let help = Args::command().render_long_help().to_string();
+        for option in Args::command().get_arguments() {
+            if let Some(long) = option.get_long() {
+                assert!(
+                    help.contains(&format!("--{long}")),
+                    "--{long} is not in the usage"
+                );
+            }
         }
-        assert!(USAGE.contains(&format!("pages of {}", crate::pagination::PAGE_SIZE)));
+        assert!(help.contains(&format!("pages of {}", crate::pagination::PAGE_SIZE)));
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Args::command().debug_assert();
     }
 }

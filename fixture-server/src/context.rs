@@ -1,6 +1,7 @@
 //! What the handler of one request can do besides answering: progress with the
-//! request's token, log messages at or above the request's level, and noticing a
-//! cancellation.
+//! request's token, log messages at or above the request's level, noticing a
+//! cancellation, and the few effects on its session that [`Host`] names. A
+//! handler never sees the session itself, which owns the catalog of handlers.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,17 +11,37 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::meta::{LogLevel, Need, RequestMeta};
-use crate::session::Session;
+use crate::state::StateCodec;
+use crate::switch::Switch;
 use crate::wire::{self, RequestId};
 
 /// The request is cancelled: the handler stops, and no response goes out.
 #[derive(Debug)]
 pub struct Cancelled;
 
+/// What a handler may do to the session that runs it.
+pub trait Host: Send + Sync {
+    /// Writes `frame` as a message of the request `id`, while it is in flight.
+    fn notify_for(&self, id: &RequestId, frame: String);
+    /// Whether the entries of `switch` are listed.
+    fn enabled(&self, switch: Switch) -> bool;
+    /// Sets `switch`; returns whether it changed (the lists then changed).
+    fn set_enabled(&self, switch: Switch, enabled: bool) -> bool;
+    /// The resource `uri` changed: the listen streams that watch it hear of it;
+    /// returns how many.
+    fn resource_updated(&self, uri: &str) -> usize;
+    /// Ends the server with `code`.
+    fn exit(&self, code: i32);
+    /// Ends every listen stream with `reason`; returns how many.
+    fn end_listens(&self, reason: &str) -> usize;
+    /// The sealing of the `requestState` of a round of input.
+    fn states(&self) -> &StateCodec;
+}
+
 /// One request being handled.
 #[derive(Clone)]
 pub struct Call {
-    pub session: Arc<Session>,
+    pub host: Arc<dyn Host>,
     pub id: RequestId,
     pub method: &'static str,
     pub params: Map<String, Value>,
@@ -44,7 +65,7 @@ impl Call {
         if let Some(message) = message {
             params.insert("message".into(), message.into());
         }
-        self.session.notify_for(
+        self.host.notify_for(
             &self.id,
             wire::notification("notifications/progress", Some(Value::Object(params))),
         );
@@ -62,7 +83,7 @@ impl Call {
             params.insert("logger".into(), logger.into());
         }
         params.insert("data".into(), data);
-        self.session.notify_for(
+        self.host.notify_for(
             &self.id,
             wire::notification("notifications/message", Some(Value::Object(params))),
         );

@@ -93,19 +93,41 @@ pub async fn get(
     max_body: usize,
     timeout: Duration,
 ) -> Result<Fetched, FetchError> {
-    tokio::time::timeout(timeout, get_now(url, tls, max_body))
+    get_resolved(url, tls, max_body, timeout, None).await
+}
+
+/// [`get`], with the address of one host name given (`--resolve` of the test
+/// browser): the connection goes there, TLS still checks the name.
+pub async fn get_resolved(
+    url: &Url,
+    tls: &TlsConnector,
+    max_body: usize,
+    timeout: Duration,
+    resolve: Option<&(String, std::net::IpAddr)>,
+) -> Result<Fetched, FetchError> {
+    tokio::time::timeout(timeout, get_now(url, tls, max_body, resolve))
         .await
         .map_err(|_| FetchError::Timeout(timeout))?
 }
 
-async fn get_now(url: &Url, tls: &TlsConnector, max_body: usize) -> Result<Fetched, FetchError> {
+async fn get_now(
+    url: &Url,
+    tls: &TlsConnector,
+    max_body: usize,
+    resolve: Option<&(String, std::net::IpAddr)>,
+) -> Result<Fetched, FetchError> {
     let host = url.host().ok_or(FetchError::NoHost)?;
     let port = url.port_or_known_default().ok_or(FetchError::NoHost)?;
-    let (connect_host, name) = match &host {
+    let (mut connect_host, name) = match &host {
         Host::Domain(name) => (name.to_string(), name.to_string()),
         Host::Ipv4(ip) => (ip.to_string(), ip.to_string()),
         Host::Ipv6(ip) => (ip.to_string(), ip.to_string()),
     };
+    if let Some((resolved, address)) = resolve
+        && *resolved == name
+    {
+        connect_host = address.to_string();
+    }
     let authority = match url.port() {
         Some(port) => format!("{host}:{port}"),
         None => host.to_string(),

@@ -47,7 +47,7 @@ impl Prior {
             Some(Value::String(sealed)) => sealed,
             Some(_) => return Err(invalid("The requestState of the request must be a string.")),
         };
-        let saved = call.session.states.open(call.method, target, sealed)?;
+        let saved = call.host.states().open(call.method, target, sealed)?;
         Ok(Prior::Retry {
             round: saved.round,
             data: saved.data,
@@ -64,7 +64,7 @@ pub fn input_required(
     data: Value,
     requests: Map<String, Value>,
 ) -> Value {
-    let state = call.session.states.seal(call.method, target, round, data);
+    let state = call.host.states().seal(call.method, target, round, data);
     json!({
         "resultType": "input_required",
         "inputRequests": requests,

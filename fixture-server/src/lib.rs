@@ -78,6 +78,7 @@ pub mod resources;
 pub mod session;
 pub mod state;
 pub mod stdio;
+pub mod switch;
 pub mod tools;
 pub mod wire;
 
@@ -127,7 +128,11 @@ impl Outcome {
 
 /// Serves one connection: reads messages from `input` until it ends, writes frames to
 /// `output`. Tests in the same process can run it on a `tokio::io::duplex` pair.
-pub async fn serve<R, W>(input: R, output: W, config: Config) -> Result<Outcome, String>
+pub async fn serve<R, W>(
+    input: R,
+    output: W,
+    config: Config,
+) -> Result<Outcome, state::StateKeyError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,

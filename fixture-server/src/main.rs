@@ -2,26 +2,12 @@
 #![forbid(unsafe_code)]
 
 use bridge_fixture_server::cli::{self, Command};
-use bridge_fixture_server::{SERVER_NAME, SERVER_VERSION, browse, error, stdio};
+use bridge_fixture_server::{browse, error, stdio};
 
 fn main() {
-    let command = match cli::parse(std::env::args_os().skip(1)) {
-        Ok(command) => command,
-        Err(e) => {
-            error!("cli", "{e}");
-            eprint!("\n{}", cli::USAGE);
-            std::process::exit(2);
-        }
-    };
+    // --help and --version print and exit 0; a bad command line exits 2.
+    let command = cli::parse(std::env::args_os()).unwrap_or_else(|error| error.exit());
     let options = match command {
-        Command::Help => {
-            print!("{}", cli::USAGE);
-            return;
-        }
-        Command::Version => {
-            println!("{SERVER_NAME} {SERVER_VERSION}");
-            return;
-        }
         Command::Serve(options) => Ok(*options),
         Command::Browse(options) => Err(options),
     };

@@ -3,10 +3,10 @@
 use rmcp::model::{ErrorData, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 use serde_json::{Map, Value};
 
-use crate::catalog::Switch;
 use crate::catalog::{PromptCall, PromptSpec};
 use crate::input::{self, Prior, elicited};
 use crate::meta::Need;
+use crate::switch::Switch;
 use crate::tools::input::name_schema;
 
 /// greet, ask_name, toggled.

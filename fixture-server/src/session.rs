@@ -25,10 +25,12 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::{Catalog, Switch};
+use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::context::Host;
 use crate::outbox::Outbox;
 use crate::state::StateCodec;
+use crate::switch::Switch;
 use crate::wire::{self, RequestId};
 
 /// A list whose changes a listen stream can receive.
@@ -383,6 +385,37 @@ impl Session {
             }
         }
         count
+    }
+}
+
+/// The session as the handlers see it.
+impl Host for Session {
+    fn notify_for(&self, id: &RequestId, frame: String) {
+        Session::notify_for(self, id, frame);
+    }
+
+    fn enabled(&self, switch: Switch) -> bool {
+        Session::enabled(self, switch)
+    }
+
+    fn set_enabled(&self, switch: Switch, enabled: bool) -> bool {
+        Session::set_enabled(self, switch, enabled)
+    }
+
+    fn resource_updated(&self, uri: &str) -> usize {
+        Session::resource_updated(self, uri)
+    }
+
+    fn exit(&self, code: i32) {
+        Session::exit(self, code);
+    }
+
+    fn end_listens(&self, reason: &str) -> usize {
+        Session::end_listens(self, reason)
+    }
+
+    fn states(&self) -> &StateCodec {
+        &self.states
     }
 }
 

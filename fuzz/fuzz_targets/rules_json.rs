@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
         let mut shaped = result.clone();
         let fixes = results::shape_result(method, &mut shaped);
         for fix in &fixes {
-            let _ = fix.log_line();
+            let _ = fix.log_line().to_string();
         }
         // Shaping twice changes nothing more.
         let mut again = shaped.clone();

@@ -11,7 +11,8 @@ use super::http::{HttpError, get_json, post_json};
 use super::receiver::redirect_uri;
 use super::secret_string::SecretString;
 use super::sign_in_url::{self, Role};
-use crate::log::BRIDGE;
+use crate::catalogue::SignInInfo;
+use crate::log::emit;
 use serde::Deserialize;
 use serde_json::json;
 use std::fmt;
@@ -101,15 +102,13 @@ pub enum WhyRegistration {
 
 impl WhyRegistration {
     /// The info line of the Output channel, for the reasons that have one.
-    pub fn line(&self) -> Option<String> {
+    pub fn line(&self) -> Option<SignInInfo<'static>> {
         match self {
             Self::NoDocuments => None,
-            Self::MetadataUrlNotTaken => Some(
-                "the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration".into(),
-            ),
-            Self::OtherRedirectPort(redirect_port) => Some(format!(
-                "the client metadata document of the bridge has only the redirect port 41894. With --redirect-port {redirect_port}, the bridge uses dynamic client registration"
-            )),
+            Self::MetadataUrlNotTaken => Some(SignInInfo::NoClientIdMetadataDocuments),
+            Self::OtherRedirectPort(redirect_port) => {
+                Some(SignInInfo::OwnDocumentOnlyDefaultPort { n: *redirect_port })
+            }
         }
     }
 }
@@ -182,10 +181,9 @@ pub async fn resolve(
             };
             match check_document(http, url, redirect_uri, upstream).await {
                 Checked::Usable => {}
-                Checked::Unreachable(error) => tracing::info!(
-                    target: BRIDGE,
-                    "the bridge cannot read the client ID metadata document of --client-metadata-url ({error}): the authorization server reads it"
-                ),
+                Checked::Unreachable(error) => {
+                    emit!(SignInInfo::ClientMetadataUrlUnreadable { error: &error })
+                }
                 Checked::NotUsable(detail) => return Err(SignInError::ClientMetadataUrl(detail)),
             }
             Ok(document_client(url.as_str()))
@@ -196,7 +194,7 @@ pub async fn resolve(
         },
         ClientSource::Registration(why) => {
             if let Some(line) = why.line() {
-                tracing::info!(target: BRIDGE, "{line}");
+                emit!(SignInInfo: line);
             }
             register(http, server, redirect_uri, upstream).await
         }
@@ -224,15 +222,9 @@ async fn bridge_document(
     let url = Url::parse(DOCUMENT_URL).ok()?;
     match check_document(http, &url, redirect_uri, upstream).await {
         Checked::Usable => {}
-        Checked::Unreachable(error) => tracing::info!(
-            target: BRIDGE,
-            "the bridge cannot read its client ID metadata document ({error}): the authorization server reads it"
-        ),
+        Checked::Unreachable(error) => emit!(SignInInfo::OwnDocumentUnreadable { error: &error }),
         Checked::NotUsable(detail) => {
-            tracing::info!(
-                target: BRIDGE,
-                "the client ID metadata document of the bridge is not usable ({detail}): the bridge uses dynamic client registration"
-            );
+            emit!(SignInInfo::OwnDocumentNotUsable { detail: &detail });
             return None;
         }
     }
@@ -466,6 +458,7 @@ mod tests {
             WhyRegistration::OtherRedirectPort(41895)
                 .line()
                 .unwrap()
+                .to_string()
                 .ends_with(
                     "With --redirect-port 41895, the bridge uses dynamic client registration"
                 )

@@ -2,7 +2,7 @@
 //! that VS Code gets and to the line of the Output channel.
 
 use super::authorization_url::UnsafeUrl;
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause, SignInWarning};
 use std::time::Duration;
 
 /// A sign-in that did not give a token. No text here holds a secret.
@@ -92,34 +92,20 @@ impl SignInError {
         }
     }
 
-    /// The warning line of the Output channel (without its prefix), for the
-    /// failures that have no line of their own where they happen.
-    pub fn log_line(&self) -> Option<String> {
-        match self {
-            Self::Discovery(detail) | Self::Failed(detail) => {
-                Some(format!("the sign-in failed: {detail}"))
-            }
-            Self::RegistrationRefused(detail) => Some(format!(
-                "the authorization server refused the registration of the client: {detail}"
-            )),
-            Self::NoClientRegistration => Some(
-                "the authorization server has no client registration that the bridge can use: give --client-id".into(),
-            ),
-            Self::ClientIdNotForIssuer => Some(
-                "the client ID of --client-id is for the authorization server of --client-issuer, not for the authorization server of the upstream server".into(),
-            ),
-            Self::ClientMetadataUrl(detail) => Some(format!(
-                "the URL of --client-metadata-url is not valid for a client ID metadata document: {detail}"
-            )),
-            Self::AccessDenied => Some("the authorization server refused the access".into()),
-            Self::AuthorizationError(detail) => Some(format!(
-                "the authorization server sent an error for the sign-in: {detail}"
-            )),
-            Self::RefusedAfterSignIn(status) => Some(format!(
-                "the upstream server refused the access after the sign-in (HTTP status {status})"
-            )),
-            _ => None,
-        }
+    /// The warning line of the Output channel, for the failures that have no line
+    /// of their own where they happen.
+    pub fn log_line(&self) -> Option<SignInWarning<'_>> {
+        Some(match self {
+            Self::Discovery(detail) | Self::Failed(detail) => SignInWarning::Failed { detail },
+            Self::RegistrationRefused(detail) => SignInWarning::RegistrationRefused { detail },
+            Self::NoClientRegistration => SignInWarning::NoClientRegistration,
+            Self::ClientIdNotForIssuer => SignInWarning::ClientIdNotForIssuer,
+            Self::ClientMetadataUrl(detail) => SignInWarning::ClientMetadataUrlNotValid { detail },
+            Self::AccessDenied => SignInWarning::AccessRefused,
+            Self::AuthorizationError(detail) => SignInWarning::AuthorizationServerError { detail },
+            Self::RefusedAfterSignIn(status) => SignInWarning::RefusedAfterSignIn { n: *status },
+            _ => return None,
+        })
     }
 }
 

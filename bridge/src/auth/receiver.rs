@@ -9,7 +9,8 @@
 use super::errors::SignInError;
 use super::pkce::Secret;
 use super::secret_string::SecretString;
-use crate::log::BRIDGE;
+use crate::catalogue::SignInWarning;
+use crate::log::emit;
 use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -355,18 +356,13 @@ impl Gate {
             return (Page::status(404, "Not Found"), None);
         };
         if self.redirected {
-            tracing::warn!(
-                target: BRIDGE,
-                "the start URL of the sign-in received a second request after the redirect. Another program possibly signed in with a different account. To be sure, run mcp-bridge-vscode logout {}, and restart the server to sign in again.",
-                self.server_url
-            );
+            emit!(SignInWarning::StartUrlAfterRedirect {
+                url: &self.server_url
+            });
             return (Page::status(404, "Not Found"), None);
         }
         if std::mem::replace(&mut self.start_used, true) {
-            tracing::warn!(
-                target: BRIDGE,
-                "The start URL of the sign-in received a second request, thus the bridge stopped the sign-in. Another program on this host possibly opened it. Restart the server to sign in again. When this occurs again on a host that other users share, use --no-browser."
-            );
+            emit!(SignInWarning::StartUrlReused);
             self.redirected = true;
             let page = Page::html(
                 410,

@@ -20,7 +20,8 @@ use super::secret_string::SecretString;
 use super::sign_in_url::{self, Role};
 use super::store::{EntryKey, StoredSignIn, TokenStore};
 use super::tokens::{self, Refreshed, TokenResponse};
-use crate::log::{BRIDGE, SIGN_IN};
+use crate::catalogue::{BridgeDebug, SignInInfo, SignInLine, SignInWarning, TokenStoreWarning};
+use crate::log::emit;
 use crate::wire::frame::Outcome;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -102,7 +103,7 @@ impl Authorizer {
         let sign_in = match store.load(&key) {
             Ok(sign_in) => sign_in,
             Err(error) => {
-                tracing::warn!(target: BRIDGE, "the token store did not give the stored sign-in: {error}");
+                emit!(TokenStoreWarning::LoadFailed { error: &error });
                 None
             }
         };
@@ -227,14 +228,18 @@ impl Authorizer {
                 Ok(true)
             }
             Ok(Refreshed::Refused) => {
-                tracing::info!(target: BRIDGE, "the authorization server refused the refresh token: the bridge signs in again");
+                emit!(SignInInfo::RefreshRefused);
                 if let Some(sign_in) = self.current().sign_in.as_mut() {
                     sign_in.refresh_token = None;
                 }
                 Ok(false)
             }
             Err(error) => {
-                tracing::warn!(target: BRIDGE, "the refresh of the tokens failed: {}", error.log_line().unwrap_or_default());
+                // The line of the failure itself, as the detail.
+                match error.log_line() {
+                    Some(line) => emit!(SignInWarning::RefreshFailed { detail: &line }),
+                    None => emit!(SignInWarning::RefreshFailed { detail: &"" }),
+                }
                 Ok(false)
             }
         }
@@ -269,9 +274,9 @@ impl Authorizer {
         let state = client_side.view();
         if self.settings.sandbox {
             if state.initialized {
-                tracing::warn!(target: BRIDGE, "The bridge runs in the sandbox of VS Code, thus it cannot sign in: the sandbox blocks the browser and the redirect port. Disable the sandbox for this server.");
+                emit!(SignInWarning::SandboxLater);
             } else {
-                tracing::warn!(target: BRIDGE, "The upstream server needs a sign-in, but the bridge runs in the sandbox of VS Code. The sandbox blocks the browser and the redirect port. Disable the sandbox for this server.");
+                emit!(SignInWarning::SandboxAtStart);
             }
             return Err(SignInError::Sandbox);
         }
@@ -321,18 +326,16 @@ impl Authorizer {
             upstream,
         )
         .map_err(|error| {
-            tracing::warn!(target: BRIDGE, "the authorization URL is not valid ({error}), thus the bridge does not open it");
+            emit!(SignInWarning::AuthorizationUrlNotValid { error: &error });
             SignInError::UnsafeAuthorizationUrl(error)
         })?;
         self.settings.lingering.stop().await;
         let receiver = Receiver::bind(self.settings.redirect_port).inspect_err(|_| {
-            tracing::warn!(
-                target: BRIDGE,
-                "Another program uses the redirect port {}. It can be a second server with a sign-in: set a different --redirect-port for one of them.",
-                self.settings.redirect_port
-            );
+            emit!(SignInWarning::RedirectPortInUse {
+                n: self.settings.redirect_port
+            });
         })?;
-        tracing::info!(target: SIGN_IN, "sign in at {url}");
+        emit!(SignInLine::At { url: &url });
         let mut asked = Asked::default();
         let start = if state.initialized {
             asked = self.ask_client(url.as_str(), client_side).await;
@@ -350,13 +353,15 @@ impl Authorizer {
         let redirect = tokio::select! {
             outcome = receiver.serve(&mut gate) => outcome,
             () = tokio::time::sleep(timeout) => {
-                tracing::warn!(target: BRIDGE, "The sign-in did not complete in {} s.", timeout.as_secs());
+                emit!(SignInWarning::Timeout {
+                    n: timeout.as_secs()
+                });
                 Err(SignInError::Timeout(timeout))
             }
             refusal = asked.refusal() => {
                 if refusal == SignInError::Declined {
-                    tracing::info!(target: BRIDGE, "The user declined the sign-in.");
-                    self.current().declined_until = Some(Instant::now() + DECLINE_PAUSE);
+                    emit!(SignInInfo::Declined);
+                    self.pause_questions();
                 }
                 Err(refusal)
             }
@@ -466,16 +471,24 @@ impl Authorizer {
             return None;
         }
         let Ok(token) = Secret::start_token() else {
-            tracing::warn!(target: BRIDGE, "the bridge has no random data for the start URL, thus it does not open the browser");
-            tracing::warn!(target: BRIDGE, "the browser did not open: open the URL of the sign-in line in a browser");
+            emit!(SignInWarning::NoRandomData);
+            emit!(SignInWarning::BrowserDidNotOpen);
             return None;
         };
         let start = StartUrl::new(token, authorization_url.to_owned());
         if let Err(error) = self.settings.opener.open(&start.url(port)) {
-            tracing::debug!(target: BRIDGE, "the browser opener did not start: {}", error.kind());
-            tracing::warn!(target: BRIDGE, "the browser did not open: open the URL of the sign-in line in a browser");
+            emit!(BridgeDebug::OpenerDidNotStart {
+                error_kind: &error.kind()
+            });
+            emit!(SignInWarning::BrowserDidNotOpen);
         }
         Some(start)
+    }
+
+    /// After a declined URL elicitation: for [`DECLINE_PAUSE`] each sign-in fails
+    /// at once, without a question.
+    fn pause_questions(&self) {
+        self.current().declined_until = Some(Instant::now() + DECLINE_PAUSE);
     }
 
     /// After `notifications/initialized`: a URL elicitation with the
@@ -538,10 +551,10 @@ impl Authorizer {
         match saved {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {
-                tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: {error}");
+                emit!(TokenStoreWarning::SaveFailed { error: &error });
             }
             Err(_) => {
-                tracing::warn!(target: BRIDGE, "the token store did not keep the sign-in: its task stopped")
+                emit!(TokenStoreWarning::SaveTaskStopped)
             }
         }
     }
@@ -722,6 +735,28 @@ mod tests {
             assert_eq!(error, SignInError::Sandbox);
             assert!(side.prompts.lock().unwrap().is_empty());
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_declined_sign_in_fails_at_once_for_a_minute_and_then_goes_on() {
+        // A client without URL elicitation: once the pause is over, the sign-in
+        // stops at its next check, without the network.
+        let side = RecordingSide {
+            view: ClientView {
+                initialized: true,
+                url_elicitation: false,
+            },
+            ..RecordingSide::default()
+        };
+        let authorizer = authorizer(false);
+        authorizer.pause_questions();
+        tokio::time::advance(Duration::from_secs(59)).await;
+        let error = authorizer.on_refused(refusal(), &side).await.unwrap_err();
+        assert_eq!(error, SignInError::Declined);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let error = authorizer.on_refused(refusal(), &side).await.unwrap_err();
+        assert_eq!(error, SignInError::NoUrlElicitation);
+        assert!(side.prompts.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -5,17 +5,19 @@
 //! work, 1 when a check failed, 2 for arguments that are not valid.
 
 use super::{ArgsError, Parsed, UsageError, config, given, usage_error};
+use crate::catalogue::cli::CliError;
 use crate::config::{DoctorOptions, UpstreamTarget};
 use crate::log::LogLevel;
 use clap::{Arg, ArgAction, Command};
 use serde_json::{Map, Value};
 use std::ffi::OsString;
 
-/// The forms of doctor.
-pub const DOCTOR_USAGE: &str = "mcp-bridge-vscode doctor [options] <url>\n       mcp-bridge-vscode doctor [options] -- <command> [args...]";
+pub use crate::catalogue::cli::DOCTOR_USAGE;
 
-/// The options that doctor adds to those of a server entry.
-pub(super) fn command() -> Command {
+/// The command of doctor: the options of a server entry and doctor's own, which
+/// are in the options table of docs/configuration.md.
+#[doc(hidden)]
+pub fn command() -> Command {
     super::command()
         .name("mcp-bridge-vscode doctor")
         .bin_name("mcp-bridge-vscode doctor")
@@ -66,7 +68,7 @@ pub(super) fn parse(
             };
         }
     };
-    let usage = |text: &str| ArgsError::Doctor(UsageError(text.to_owned()));
+    let usage = |error: CliError| ArgsError::Doctor(UsageError(error));
     let mut warnings = Vec::new();
     let config = config(&matches, env, &mut warnings).map_err(|error| match error {
         ArgsError::Usage(error) => ArgsError::Doctor(error),
@@ -80,29 +82,23 @@ pub(super) fn parse(
                 .iter()
                 .any(|header| header.name == "authorization")
         {
-            return Err(usage(
-                "a static Authorization header and --sign-in exclude each other: the header disables the sign-in",
-            ));
+            return Err(usage(CliError::AuthorizationExcludesSignIn {
+                option: "sign-in",
+            }));
         }
     } else if sign_in {
-        return Err(usage(
-            "the option --sign-in is for the URL form, not for -- and a command",
-        ));
+        return Err(usage(CliError::OnlyForUrlForm { option: "sign-in" }));
     }
     let arguments = match matches.get_one::<String>("arguments") {
         Some(text) => match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(arguments)) => Some(arguments),
-            _ => {
-                return Err(usage(
-                    "the value of the option --arguments is not valid: use a JSON object",
-                ));
-            }
+            _ => return Err(usage(CliError::ArgumentsNotAnObject)),
         },
         None => None,
     };
     let call = match (matches.get_one::<String>("call"), arguments) {
         (Some(name), arguments) => Some((name.clone(), arguments.unwrap_or_else(Map::new))),
-        (None, Some(_)) => return Err(usage("the option --arguments needs --call")),
+        (None, Some(_)) => return Err(usage(CliError::ArgumentsWithoutCall)),
         (None, None) => None,
     };
     let echo = given(&matches, "log-level")
@@ -139,7 +135,7 @@ mod tests {
 
     fn error(args: &[&str]) -> String {
         match parse_doctor(args) {
-            Err(ArgsError::Doctor(UsageError(text))) => text,
+            Err(ArgsError::Doctor(UsageError(error))) => error.to_string(),
             other => panic!("{other:?}"),
         }
     }
@@ -210,7 +206,10 @@ mod tests {
 
     #[test]
     fn the_report_of_an_error_has_the_usage_of_doctor() {
-        let report = ArgsError::Doctor(UsageError("the option --x is not known".into())).report();
+        let report = ArgsError::Doctor(UsageError(CliError::OptionNotKnown {
+            option: "--x".into(),
+        }))
+        .report();
         assert!(report.starts_with("mcp-bridge-vscode: vscode: error: the option --x is not known\nUsage: mcp-bridge-vscode doctor [options] <url>\n"));
         assert!(report.ends_with("Run mcp-bridge-vscode doctor --help for the options.\n"));
     }

@@ -12,16 +12,17 @@ use super::{ArgsError, UsageError, url_form, url_form_args, usage_error};
 use crate::auth::store::{
     self, ClientOption, EntryKey, OpenError, StoreError, TokenStore, token_directory, token_key,
 };
+use crate::catalogue::cli::CliError;
+use crate::catalogue::{LogoutDebug, LogoutError, LogoutInfo, TokenStoreError};
 use crate::config::{DEFAULT_REDIRECT_PORT, TokenStoreChoice};
-use crate::log::{LogLevel, VSCODE};
+use crate::log::{LogLevel, emit};
 use clap::{Arg, ArgAction, Command, value_parser};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use url::Url;
 
-/// The forms of logout.
-pub const LOGOUT_USAGE: &str = "mcp-bridge-vscode logout [--account <label>] [options] <url>\n       mcp-bridge-vscode logout --all [options]";
+pub use crate::catalogue::cli::LOGOUT_USAGE;
 
 /// What logout deletes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +62,10 @@ const LOGOUT_OPTIONS: [&str; 5] = [
     "ca-file",
 ];
 
-pub(super) fn command() -> Command {
+/// The command of logout: its options are in the options table of
+/// docs/configuration.md.
+#[doc(hidden)]
+pub fn command() -> Command {
     Command::new("mcp-bridge-vscode logout")
         .override_usage(LOGOUT_USAGE)
         .args_override_self(true)
@@ -118,11 +122,11 @@ pub fn parse(args: &[OsString]) -> Result<ParsedLogout, ArgsError> {
             };
         }
     };
-    let usage = |text: String| ArgsError::Logout(UsageError(text));
+    let usage = |error: CliError| ArgsError::Logout(UsageError(error));
     let all = matches.get_flag("all");
     let target = match (matches.get_one::<OsString>("target"), all) {
         (Some(_), true) => {
-            return Err(usage("write either a URL or --all, not both".into()));
+            return Err(usage(CliError::UrlAndAll));
         }
         (Some(url), false) => {
             let text = url.to_string_lossy();
@@ -130,16 +134,14 @@ pub fn parse(args: &[OsString]) -> Result<ParsedLogout, ArgsError> {
         }
         (None, true) => LogoutTarget::All,
         (None, false) => {
-            return Err(usage("logout needs the URL of the server, or --all".into()));
+            return Err(usage(CliError::LogoutNeedsTarget));
         }
     };
     let text = |id: &str| matches.get_one::<String>(id).cloned();
     let account = match text("account") {
         Some(label) if all => {
             let _ = label;
-            return Err(usage(
-                "--all deletes every account: leave out --account".into(),
-            ));
+            return Err(usage(CliError::AllWithAccount));
         }
         Some(label) => url_form::account(&label).map_err(usage)?,
         None => "default".into(),
@@ -228,10 +230,7 @@ pub type Open<'a> = dyn Fn(
 /// [`run`] with the environment and the opener of a store.
 pub fn run_with(args: &LogoutArgs, env: &dyn Fn(&str) -> Option<String>, open: &Open<'_>) -> u8 {
     if args.token_store == TokenStoreChoice::Memory {
-        tracing::info!(
-            target: VSCODE,
-            "logout has nothing to delete in memory (--token-store memory): the tokens of a bridge in memory end with its process"
-        );
+        emit!(LogoutInfo::NothingInMemory);
         return 0;
     }
     let explicit = args.token_store != TokenStoreChoice::Auto;
@@ -248,14 +247,8 @@ pub fn run_with(args: &LogoutArgs, env: &dyn Fn(&str) -> Option<String>, open: &
                 store: opened.store,
             }),
             Err(error) if explicit => return did_not_open(&error),
-            Err(OpenError::Keychain(cause)) => tracing::info!(
-                target: VSCODE,
-                "logout skipped the keychain of the host: {cause}"
-            ),
-            Err(error) => tracing::info!(
-                target: VSCODE,
-                "logout skipped the keychain of the host: {error}"
-            ),
+            Err(OpenError::Keychain(cause)) => emit!(LogoutInfo::KeychainSkipped { why: &cause }),
+            Err(error) => emit!(LogoutInfo::KeychainSkipped { why: &error }),
         }
     }
     let file_wanted = matches!(
@@ -288,28 +281,23 @@ pub fn run_with(args: &LogoutArgs, env: &dyn Fn(&str) -> Option<String>, open: &
                 store: opened.store,
             }),
             Err(error) if explicit => return did_not_open(&error),
-            Err(error) => tracing::info!(
-                target: VSCODE,
-                "logout skipped the encrypted files: {error}"
-            ),
+            Err(error) => emit!(LogoutInfo::FilesSkipped { why: &error }),
         }
     }
     match &args.target {
         LogoutTarget::All => {
             for visited in &stores {
                 match visited.store.delete_all() {
-                    Ok(count) => tracing::info!(
-                        target: VSCODE,
-                        "logout --all deleted {count} stored sign-ins in {}",
-                        visited.name
-                    ),
+                    Ok(count) => emit!(LogoutInfo::AllDeleted {
+                        n: count,
+                        store: &visited.name,
+                    }),
                     Err(error) => {
                         failed = true;
-                        tracing::error!(
-                            target: VSCODE,
-                            "logout --all could not delete the stored sign-ins in {}: {error}",
-                            visited.name
-                        );
+                        emit!(LogoutError::AllDeletionFailed {
+                            store: &visited.name,
+                            error: &error,
+                        });
                     }
                 }
             }
@@ -371,17 +359,13 @@ fn logout_url(args: &LogoutArgs, url: &Url, stores: &[Visited]) -> bool {
         }
     }
     if deleted > 0 {
-        tracing::info!(
-            target: VSCODE,
-            "logout deleted the stored sign-in of the account \"{}\". Restart the server in VS Code to sign in again.",
-            args.account
-        );
+        emit!(LogoutInfo::Deleted {
+            label: &args.account
+        });
     } else if ok {
-        tracing::info!(
-            target: VSCODE,
-            "logout found no stored sign-in of the account \"{}\" for the URL",
-            args.account
-        );
+        emit!(LogoutInfo::NothingFound {
+            label: &args.account
+        });
     }
     ok
 }
@@ -402,21 +386,22 @@ fn metadata_resource(args: &LogoutArgs, url: &Url) -> Option<String> {
     )) {
         Ok(metadata) => Some(metadata.resource),
         Err(error) => {
-            tracing::debug!(target: VSCODE, "logout read no protected resource metadata of the URL: {error}");
+            emit!(LogoutDebug::NoResourceMetadata { error: &error });
             None
         }
     }
 }
 
 fn could_not_delete(account: &str, store: &str, error: &StoreError) {
-    tracing::error!(
-        target: VSCODE,
-        "logout could not delete the stored sign-in of the account \"{account}\" in {store}: {error}"
-    );
+    emit!(LogoutError::DeletionFailed {
+        label: account,
+        store,
+        error,
+    });
 }
 
 fn did_not_open(error: &OpenError) -> u8 {
-    tracing::error!(target: VSCODE, "the token store did not open: {error}");
+    emit!(TokenStoreError::DidNotOpen { cause: error });
     2
 }
 
@@ -425,20 +410,17 @@ fn did_not_open(error: &OpenError) -> u8 {
 fn remove_token_directory(dir: &Path) -> bool {
     match std::fs::remove_dir_all(dir) {
         Ok(()) => {
-            tracing::info!(
-                target: VSCODE,
-                "logout --all deleted the token directory {}",
-                dir.display()
-            );
+            emit!(LogoutInfo::DirectoryDeleted {
+                dir: &dir.display()
+            });
             true
         }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => true,
         Err(error) => {
-            tracing::error!(
-                target: VSCODE,
-                "logout --all could not delete the token directory {}: {error}",
-                dir.display()
-            );
+            emit!(LogoutError::DirectoryStays {
+                dir: &dir.display(),
+                error: &error,
+            });
             false
         }
     }
@@ -575,7 +557,7 @@ mod tests {
             LogoutTarget::Url(url("https://mcp.example.com/mcp"))
         );
         let error = |list: &[&str]| match parse(&args(list)) {
-            Err(ArgsError::Logout(UsageError(text))) => text,
+            Err(ArgsError::Logout(UsageError(error))) => error.to_string(),
             other => panic!("{other:?}"),
         };
         assert_eq!(

@@ -3,15 +3,15 @@
 //!
 //! clap parses; this file turns its errors into the lines of the contract
 //! (`mcp-bridge-vscode: vscode: error: the option <option> is not known`, then the
-//! usage, exit code 2). An error line names the option, never its value. The
-//! checks of the URL form are in [`url_form`].
+//! usage, exit code 2), whose texts are the catalogue's. An error line names the
+//! option, never its value. The checks of the URL form are in [`url_form`].
 
-#[cfg(test)]
-mod docs_check;
 pub mod doctor;
 pub mod logout;
 pub mod url_form;
 
+use crate::catalogue::cli::{CliError, CliWarning, Usage, ValueRule};
+use crate::catalogue::{Line as _, Prefix};
 use crate::config::{
     Config, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_REDIRECT_PORT, HttpTarget,
     Limits, MAX_MAX_LINE_BYTES, SignInOptions, StaticHeader, UpstreamTarget,
@@ -22,9 +22,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command, value_parser};
 use std::ffi::OsString;
 use std::time::Duration;
 
-/// The forms of the command line that this version serves.
-pub const USAGE: &str =
-    "mcp-bridge-vscode [options] -- <command> [args...]\n       mcp-bridge-vscode [options] <url>";
+pub use crate::catalogue::cli::USAGE;
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -32,7 +30,7 @@ pub enum Parsed {
     /// Serve VS Code; the warnings go to the log once it is open.
     Run {
         config: Box<Config>,
-        warnings: Vec<String>,
+        warnings: Vec<CliWarning>,
     },
     /// `--help` or `--version`: print the text on stdout and exit 0.
     Print(String),
@@ -47,7 +45,7 @@ pub enum Parsed {
 pub enum ArgsError {
     /// The arguments are not valid: the line, then the usage.
     Usage(UsageError),
-    /// The file of `--ca-file` cannot be used: the line alone.
+    /// The file of `--ca-file` cannot be used (why): the line alone.
     CaFile(String),
     /// The arguments of `logout` are not valid: the line, then its usage.
     Logout(UsageError),
@@ -60,19 +58,14 @@ impl ArgsError {
     pub fn report(&self) -> String {
         match self {
             Self::Usage(error) => error.report(),
-            Self::Logout(error) => format!(
-                "mcp-bridge-vscode: vscode: error: {}\nUsage: {}\nRun mcp-bridge-vscode logout --help for the options.\n",
-                error.0,
-                logout::LOGOUT_USAGE
-            ),
-            Self::Doctor(error) => format!(
-                "mcp-bridge-vscode: vscode: error: {}\nUsage: {}\nRun mcp-bridge-vscode doctor --help for the options.\n",
-                error.0,
-                doctor::DOCTOR_USAGE
-            ),
-            Self::CaFile(error) => format!(
-                "mcp-bridge-vscode: vscode: error: cannot use the CA certificates of --ca-file: {error}\n"
-            ),
+            Self::Logout(error) => error.report_with(Usage::Logout),
+            Self::Doctor(error) => error.report_with(Usage::Doctor),
+            Self::CaFile(error) => {
+                let line = CliError::CaFileUnusable {
+                    error: error.clone(),
+                };
+                format!("{}{line}\n", line.prefix())
+            }
         }
     }
 }
@@ -83,22 +76,38 @@ impl From<UsageError> for ArgsError {
     }
 }
 
-/// A command line that is not valid: the text of the error line (without its
-/// prefix), for stderr with the usage, and exit code 2.
+/// A command line that is not valid: the error line, for stderr with the usage,
+/// and exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
+pub struct UsageError(pub CliError);
 
 impl UsageError {
     /// The lines for stderr: the error line, then the usage.
     pub fn report(&self) -> String {
-        format!(
-            "mcp-bridge-vscode: vscode: error: {}\nUsage: {USAGE}\nRun mcp-bridge-vscode --help for the options.\n",
-            self.0
-        )
+        self.report_with(Usage::Serving)
+    }
+
+    fn report_with(&self, usage: Usage) -> String {
+        let prefix: Prefix = self.0.prefix();
+        format!("{prefix}{}\n{usage}", self.0)
     }
 }
 
-fn command() -> Command {
+impl From<CliError> for UsageError {
+    fn from(error: CliError) -> Self {
+        Self(error)
+    }
+}
+
+impl From<CliError> for ArgsError {
+    fn from(error: CliError) -> Self {
+        Self::Usage(UsageError(error))
+    }
+}
+
+/// The serving command: its options are the options table of docs/configuration.md.
+#[doc(hidden)]
+pub fn command() -> Command {
     Command::new("mcp-bridge-vscode")
         .version(env!("CARGO_PKG_VERSION"))
         .about("A stdio MCP server of revision 2025-11-25 for the two MCP clients of VS Code, in front of an MCP server of revision 2026-07-28.")
@@ -264,7 +273,7 @@ fn given(matches: &ArgMatches, id: &str) -> bool {
 fn config(
     matches: &ArgMatches,
     env: &dyn Fn(&str) -> Option<String>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<CliWarning>,
 ) -> Result<Config, ArgsError> {
     let command: Vec<OsString> = matches
         .get_many::<OsString>("command")
@@ -275,32 +284,24 @@ fn config(
     let target = matches.get_one::<OsString>("target");
     let upstream = match (target, command.split_first()) {
         (Some(_), Some(_)) => {
-            return Err(
-                UsageError("write either a URL or -- and a command, not both".into()).into(),
-            );
+            return Err(CliError::UrlAndCommand.into());
         }
         (Some(target), None) => url_target(target, matches, env, warnings)?,
         (None, Some(_)) if url_form_options().any(|id| given(matches, id)) => {
             let option = url_form_options()
                 .find(|id| given(matches, id))
                 .unwrap_or_default();
-            return Err(UsageError(format!(
-                "the option --{option} is for the URL form, not for -- and a command"
-            ))
-            .into());
+            return Err(CliError::OnlyForUrlForm { option }.into());
         }
         (None, Some((program, _))) if program.is_empty() => {
-            return Err(UsageError("the upstream command after -- is empty".into()).into());
+            return Err(CliError::CommandEmpty.into());
         }
         (None, Some((program, args))) => UpstreamTarget::Command {
             program: program.clone(),
             args: args.to_vec(),
         },
         (None, None) => {
-            return Err(UsageError(
-                "the upstream command is missing: write -- and the command of the server".into(),
-            )
-            .into());
+            return Err(CliError::CommandMissing.into());
         }
     };
     let seconds = |id: &str| matches.get_one::<u64>(id).copied().unwrap_or_default();
@@ -323,7 +324,7 @@ fn url_target(
     target: &OsString,
     matches: &ArgMatches,
     env: &dyn Fn(&str) -> Option<String>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<CliWarning>,
 ) -> Result<UpstreamTarget, ArgsError> {
     let text = target.to_string_lossy();
     if !text.contains("://") {
@@ -338,10 +339,9 @@ fn url_target(
         for (spec, index) in specs.zip(indices) {
             let (header, secret) = url_form::header(spec).map_err(UsageError)?;
             if secret {
-                warnings.push(format!(
-                    "the value of the header {} is on the command line. VS Code writes the command line to its log, and the process list shows it: give a secret with --header-env",
-                    spec.split(':').next().unwrap_or_default().trim()
-                ));
+                warnings.push(CliWarning::HeaderOnCommandLine {
+                    name: spec.split(':').next().unwrap_or_default().trim().to_owned(),
+                });
             }
             headers.push((index, header));
         }
@@ -361,10 +361,7 @@ fn url_target(
     if headers.iter().any(|header| header.name == "authorization")
         && let Some(option) = SIGN_IN_OPTIONS.iter().find(|id| given(matches, id))
     {
-        return Err(UsageError(format!(
-            "a static Authorization header and --{option} exclude each other: the header disables the sign-in"
-        ))
-        .into());
+        return Err(CliError::AuthorizationExcludesSignIn { option }.into());
     }
     let extra_roots = match matches.get_one::<std::path::PathBuf>("ca-file") {
         Some(path) => url_form::ca_file(path).map_err(ArgsError::CaFile)?,
@@ -395,10 +392,7 @@ fn sign_in_options(
         .map_err(UsageError)?;
     let client_id = text("client-id");
     if client_id.is_some() && env("MCP_BRIDGE_CLIENT_SECRET").is_some() && client_issuer.is_none() {
-        return Err(UsageError(
-            "a client with a secret (MCP_BRIDGE_CLIENT_SECRET) needs --client-issuer, so that the secret goes only to that authorization server".into(),
-        )
-        .into());
+        return Err(CliError::SecretNeedsIssuer.into());
     }
     let defaults = SignInOptions::default();
     Ok(SignInOptions {
@@ -432,18 +426,15 @@ fn sign_in_options(
     })
 }
 
-/// A word before `--` that is not an option: a URL, `logout` after an option, or a
-/// command without `--`.
-fn target_error(target: &OsString) -> UsageError {
-    let text = target.to_string_lossy();
-    if text == "logout" {
-        UsageError("write logout first, before its options".into())
-    } else if text == "doctor" {
-        UsageError("write doctor first, before its options".into())
+/// A word before `--` that is not an option: a URL, `logout` or `doctor` after an
+/// option, or a command without `--`.
+fn target_error(target: &OsString) -> CliError {
+    if target == "logout" {
+        CliError::LogoutFirst
+    } else if target == "doctor" {
+        CliError::DoctorFirst
     } else {
-        UsageError(
-            "an argument before -- is not an option: write -- before the upstream command".into(),
-        )
+        CliError::NotAnOption
     }
 }
 
@@ -456,33 +447,25 @@ fn usage_error(error: &clap::Error) -> UsageError {
     let option = context(ContextKind::InvalidArg)
         .map(|arg| option_name(&arg))
         .unwrap_or_else(|| "?".into());
-    let text = match error.kind() {
+    let error = match error.kind() {
         ErrorKind::UnknownArgument if option.starts_with('-') => {
-            format!("the option {option} is not known")
+            CliError::OptionNotKnown { option }
         }
-        ErrorKind::UnknownArgument => {
-            "an argument before -- is not an option: write -- before the upstream command".into()
-        }
+        ErrorKind::UnknownArgument => CliError::NotAnOption,
         ErrorKind::InvalidValue
             if context(ContextKind::InvalidValue).is_some_and(|value| value.is_empty()) =>
         {
-            format!("the option {option} has no value")
+            CliError::OptionHasNoValue { option }
         }
-        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
-            format!(
-                "the value of the option {option} is not valid: {}",
-                value_rule(&option)
-            )
-        }
-        ErrorKind::NoEquals | ErrorKind::TooFewValues => {
-            format!("the option {option} has no value")
-        }
-        ErrorKind::TooManyValues => {
-            format!("the option {option} takes one value")
-        }
-        _ => "the arguments are not valid".into(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => CliError::ValueNotValid {
+            rule: value_rule(&option),
+            option,
+        },
+        ErrorKind::NoEquals | ErrorKind::TooFewValues => CliError::OptionHasNoValue { option },
+        ErrorKind::TooManyValues => CliError::OptionTakesOneValue { option },
+        _ => CliError::ArgumentsNotValid,
     };
-    UsageError(text)
+    UsageError(error)
 }
 
 /// `--name <name>` → `--name`; `--x=secret` → `--x`.
@@ -491,14 +474,13 @@ fn option_name(arg: &str) -> String {
     name.split('=').next().unwrap_or(name).to_owned()
 }
 
-fn value_rule(option: &str) -> &'static str {
+fn value_rule(option: &str) -> ValueRule {
     match option {
-        "--log-level" => "use err, warn, info or debug",
-        "--discover-timeout" => "use a whole number of seconds from 1 to 86400",
-        "--max-line-bytes" | "--max-response-bytes" => "use a whole number from 1 to 1073741824",
-        "--redirect-port" => "use a port from 1 to 65535",
-        "--sign-in-timeout" => "use a whole number of seconds from 1 to 86400",
-        _ => "see --help",
+        "--log-level" => ValueRule::LogLevel,
+        "--discover-timeout" | "--sign-in-timeout" => ValueRule::Seconds,
+        "--max-line-bytes" | "--max-response-bytes" => ValueRule::Bytes,
+        "--redirect-port" => ValueRule::Port,
+        _ => ValueRule::SeeHelp,
     }
 }
 
@@ -518,7 +500,9 @@ mod tests {
         let mut all = vec!["mcp-bridge-vscode"];
         all.extend_from_slice(args);
         match parse_with_env(all, &env)? {
-            Parsed::Run { config, warnings } => Ok((*config, warnings)),
+            Parsed::Run { config, warnings } => {
+                Ok((*config, warnings.iter().map(ToString::to_string).collect()))
+            }
             Parsed::Print(text) => panic!("printed {text}"),
             Parsed::Logout(args) => panic!("logout {args:?}"),
             Parsed::Doctor(options) => panic!("doctor {options:?}"),
@@ -527,7 +511,7 @@ mod tests {
 
     fn error(args: &[&str]) -> String {
         match run(args).unwrap_err() {
-            ArgsError::Usage(error) => error.0,
+            ArgsError::Usage(error) => error.0.to_string(),
             ArgsError::CaFile(error) => panic!("a CA file error: {error}"),
             ArgsError::Logout(error) => panic!("a logout error: {error:?}"),
             ArgsError::Doctor(error) => panic!("a doctor error: {error:?}"),
@@ -778,7 +762,7 @@ mod tests {
             &secret,
         );
         assert!(
-            matches!(without_issuer, Err(ArgsError::Usage(error)) if error.0.contains("needs --client-issuer"))
+            matches!(without_issuer, Err(ArgsError::Usage(error)) if error.0 == CliError::SecretNeedsIssuer)
         );
     }
 
@@ -823,7 +807,10 @@ mod tests {
     #[test]
     fn the_report_has_the_error_line_then_the_usage() {
         assert_eq!(
-            UsageError("the option --x is not known".into()).report(),
+            UsageError(CliError::OptionNotKnown {
+                option: "--x".into()
+            })
+            .report(),
             "mcp-bridge-vscode: vscode: error: the option --x is not known\nUsage: mcp-bridge-vscode [options] -- <command> [args...]\n       mcp-bridge-vscode [options] <url>\nRun mcp-bridge-vscode --help for the options.\n"
         );
     }

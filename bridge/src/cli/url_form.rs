@@ -3,6 +3,7 @@
 //! rules of the contract are tested here; an error text names an option, a header
 //! or a variable, never a value.
 
+use crate::catalogue::cli::CliError;
 use crate::config::{StaticHeader, TokenStoreChoice};
 use crate::net::url::is_loopback_host;
 use rustls_pki_types::CertificateDer;
@@ -11,23 +12,19 @@ use url::Url;
 
 /// The URL of the upstream: https, or http to a loopback host; no user
 /// information and no fragment. No option permits anything else.
-pub fn check_url(text: &str) -> Result<Url, String> {
-    let url =
-        Url::parse(text).map_err(|_| "the URL of the upstream server is not valid".to_owned())?;
+pub fn check_url(text: &str) -> Result<Url, CliError> {
+    let url = Url::parse(text).map_err(|_| CliError::UrlNotValid)?;
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(
-            "the URL of the upstream server has user information: give a token with --header-env"
-                .into(),
-        );
+        return Err(CliError::UrlUserInformation);
     }
     if url.fragment().is_some() {
-        return Err("the URL of the upstream server has a fragment".into());
+        return Err(CliError::UrlFragment);
     }
     match url.scheme() {
         "https" if url.host().is_some() => Ok(url),
         "http" if url.host().as_ref().is_some_and(is_loopback_host) => Ok(url),
-        "http" => Err("the URL of the upstream server uses http to a host that is not a loopback host: use https".into()),
-        _ => Err("the URL of the upstream server does not use https".into()),
+        "http" => Err(CliError::UrlHttpNotLoopback),
+        _ => Err(CliError::UrlNotHttps),
     }
 }
 
@@ -60,41 +57,40 @@ fn carries_secret(name: &str) -> bool {
 
 /// A header name the bridge may send: a token (RFC 9110), and not one of the
 /// connection's or the revision's.
-fn check_header_name(name: &str, option: &str) -> Result<(), String> {
+fn check_header_name(name: &str, option: &'static str) -> Result<(), CliError> {
     let token = !name.is_empty()
         && name
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte));
     if !token {
-        return Err(format!("the header name of {option} is not valid"));
+        return Err(CliError::HeaderNameNotValid { option });
     }
     let lower = name.to_ascii_lowercase();
     if REFUSED_HEADERS.contains(&lower.as_str()) || lower.starts_with("mcp-") {
-        return Err(format!(
-            "the header {name} of {option} is refused: the bridge or the HTTP connection sets it"
-        ));
+        return Err(CliError::HeaderRefused {
+            name: name.to_owned(),
+            option,
+        });
     }
     Ok(())
 }
 
 /// A value that a header can carry: no control character but the tab.
-fn check_header_value(value: &str, name: &str) -> Result<(), String> {
+fn check_header_value(value: &str, name: &str) -> Result<(), CliError> {
     if value
         .bytes()
         .any(|byte| (byte < 0x20 && byte != b'\t') || byte == 0x7f)
     {
-        return Err(format!(
-            "the value of the header {name} has a control character"
-        ));
+        return Err(CliError::HeaderValueWithControl {
+            name: name.to_owned(),
+        });
     }
     Ok(())
 }
 
 /// `--header <name>:<value>`, and whether its name usually carries a secret.
-pub fn header(spec: &str) -> Result<(StaticHeader, bool), String> {
-    let (name, value) = spec
-        .split_once(':')
-        .ok_or_else(|| "the option --header takes <name>:<value>".to_owned())?;
+pub fn header(spec: &str) -> Result<(StaticHeader, bool), CliError> {
+    let (name, value) = spec.split_once(':').ok_or(CliError::HeaderWithoutColon)?;
     let (name, value) = (name.trim(), value.trim());
     check_header_name(name, "--header")?;
     check_header_value(value, name)?;
@@ -108,18 +104,19 @@ pub fn header(spec: &str) -> Result<(StaticHeader, bool), String> {
 pub fn header_env(
     spec: &str,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<StaticHeader, String> {
+) -> Result<StaticHeader, CliError> {
     let (name, variable) = spec
         .split_once('=')
-        .ok_or_else(|| "the option --header-env takes <name>=<var>".to_owned())?;
+        .ok_or(CliError::HeaderEnvWithoutEquals)?;
     check_header_name(name, "--header-env")?;
     if variable.is_empty() {
-        return Err(format!(
-            "the header {name} of --header-env has no variable name"
-        ));
+        return Err(CliError::HeaderEnvWithoutVariable {
+            name: name.to_owned(),
+        });
     }
-    let value = env(variable)
-        .ok_or_else(|| format!("the variable {variable} of --header-env is not set"))?;
+    let value = env(variable).ok_or_else(|| CliError::VariableNotSet {
+        var: variable.to_owned(),
+    })?;
     check_header_value(value.trim(), name)?;
     Ok(StaticHeader::new(name, value.trim().to_owned()).from_variable(variable))
 }
@@ -137,7 +134,7 @@ pub fn ca_file(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, S
 }
 
 /// `--account`: 1 to 64 letters, digits, `-`, `.`, `_`, `@` or `+`.
-pub fn account(label: &str) -> Result<String, String> {
+pub fn account(label: &str) -> Result<String, CliError> {
     let valid = (1..=64).contains(&label.len())
         && label
             .bytes()
@@ -145,25 +142,25 @@ pub fn account(label: &str) -> Result<String, String> {
     if valid {
         Ok(label.to_owned())
     } else {
-        Err("the value of the option --account is not valid: use 1 to 64 letters, digits, -, ., _, @ or +".into())
+        Err(CliError::AccountNotValid)
     }
 }
 
 /// `--token-store`.
-pub fn token_store(text: &str) -> Result<TokenStoreChoice, String> {
+pub fn token_store(text: &str) -> Result<TokenStoreChoice, CliError> {
     match text {
         "auto" => Ok(TokenStoreChoice::Auto),
         "keychain" => Ok(TokenStoreChoice::Keychain),
         "file" => Ok(TokenStoreChoice::File),
         "memory" => Ok(TokenStoreChoice::Memory),
-        _ => Err("the value of the option --token-store is not valid: use auto, keychain, file or memory".into()),
+        _ => Err(CliError::TokenStoreNotValid),
     }
 }
 
 /// `--client-issuer` and `--client-metadata-url`: https URLs (the metadata
 /// document's with a path: it is the client ID).
-pub fn https_url(text: &str, option: &str, needs_path: bool) -> Result<Url, String> {
-    let error = || format!("the value of the option {option} is not valid: use an https URL");
+pub fn https_url(text: &str, option: &'static str, needs_path: bool) -> Result<Url, CliError> {
+    let error = || CliError::NotAnHttpsUrl { option };
     let url = Url::parse(text).map_err(|_| error())?;
     let path_ok = !needs_path || url.path().len() > 1;
     let loopback_http = url.scheme() == "http" && url.host().as_ref().is_some_and(is_loopback_host);
@@ -206,7 +203,7 @@ mod tests {
             ("not a url", "is not valid"),
         ];
         for (url, text) in refused {
-            let error = check_url(url).unwrap_err();
+            let error = check_url(url).unwrap_err().to_string();
             assert!(error.contains(text), "{url}: {error}");
             assert!(!error.contains("pw@"), "the URL reached the error: {error}");
         }
@@ -223,11 +220,21 @@ mod tests {
             "Proxy-Authorization",
             "Transfer-Encoding",
         ] {
-            let error = header(&format!("{name}: x")).unwrap_err();
+            let error = header(&format!("{name}: x")).unwrap_err().to_string();
             assert!(error.contains("is refused"), "{name}: {error}");
         }
-        assert!(header("Bad Name: x").unwrap_err().contains("not valid"));
-        assert!(header("no-colon").unwrap_err().contains("<name>:<value>"));
+        assert!(
+            header("Bad Name: x")
+                .unwrap_err()
+                .to_string()
+                .contains("not valid")
+        );
+        assert!(
+            header("no-colon")
+                .unwrap_err()
+                .to_string()
+                .contains("<name>:<value>")
+        );
         let (ok, secret) = header("X-Tenant: acme").unwrap();
         assert_eq!(
             (ok.name.as_str(), ok.value(), secret),
@@ -247,21 +254,25 @@ mod tests {
             ("authorization", "Bearer s3cr3t")
         );
         assert_eq!(
-            header_env("Authorization=MISSING", &env).unwrap_err(),
+            header_env("Authorization=MISSING", &env)
+                .unwrap_err()
+                .to_string(),
             "the variable MISSING of --header-env is not set"
         );
         assert!(
             header_env("Host=API_AUTH", &env)
                 .unwrap_err()
+                .to_string()
                 .contains("is refused")
         );
         assert!(
             header_env("Authorization", &env)
                 .unwrap_err()
+                .to_string()
                 .contains("<name>=<var>")
         );
         let control = |_: &str| Some("a\nb".to_owned());
-        let error = header_env("X-Key=V", &control).unwrap_err();
+        let error = header_env("X-Key=V", &control).unwrap_err().to_string();
         assert!(!error.contains("a\nb"));
     }
 

@@ -1,8 +1,8 @@
 //! The reading end toward VS Code: a task that reads stdin into events, one per
 //! line, each read once.
 
-use crate::cause::Cause;
-use crate::log::BRIDGE;
+use crate::catalogue::{BridgeDebug, Cause};
+use crate::log::emit;
 use crate::rules::FORWARDED_METHODS;
 use crate::wire::frame::{InvalidKind, LineFailure, Message};
 use crate::wire::frame::{MAX_DEPTH, ParseFailure};
@@ -122,7 +122,7 @@ fn event_of_line(line: Line, max_line_bytes: usize) -> Option<ClientEvent> {
                 }
                 Ok(Some(ClientLine::Message(message))) => Some(ClientEvent::Message(message)),
                 Err(LineFailure::Invalid(invalid)) if invalid.kind == InvalidKind::Notification => {
-                    tracing::debug!(target: BRIDGE, "dropped a notification of the client that is not valid JSON-RPC");
+                    emit!(BridgeDebug::InvalidNotification);
                     None
                 }
                 Err(LineFailure::Invalid(invalid)) => Some(ClientEvent::Unusable {

@@ -6,10 +6,9 @@
 //! The sign-in line is never kept: its URL has the state of the sign-in, which
 //! belongs in no report.
 
-use crate::log::{BRIDGE, LogLevel, MCP_ROUTER, MCP_STDIO, SIGN_IN, VSCODE, line};
-use std::fmt::{self, Write as _};
+use crate::catalogue::Scope;
+use crate::log::{LogLevel, event_line};
 use std::sync::{Arc, Mutex};
-use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::Context;
 
@@ -117,54 +116,29 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for Capture {
         let metadata = event.metadata();
         let scope = metadata.target();
         let level = *metadata.level();
-        let mut message = Message::default();
-        event.record(&mut message);
-        let text = line(scope, &level, &message.0);
-        if scope == SIGN_IN {
-            eprintln!("{text}");
+        if scope == Scope::SignIn.target() {
+            eprintln!("{}", event_line(event));
             return;
         }
-        if ![BRIDGE, VSCODE, MCP_STDIO, MCP_ROUTER].contains(&scope) {
+        if !Scope::FILTERED
+            .iter()
+            .any(|filtered| filtered.target() == scope)
+        {
             return;
         }
-        if self.echo.is_some_and(|echo| admits(echo, level)) {
+        let text = event_line(event);
+        if self.echo.is_some_and(|echo| echo.admits(&level)) {
             eprintln!("{text}");
         }
         self.lines.push(Captured { level, text });
     }
 }
 
-/// Whether `--log-level` `echo` shows a line of `level`.
-fn admits(echo: LogLevel, level: Level) -> bool {
-    let needed = match level {
-        Level::ERROR => LogLevel::Err,
-        Level::WARN => LogLevel::Warn,
-        Level::INFO => LogLevel::Info,
-        _ => LogLevel::Debug,
-    };
-    needed <= echo
-}
-
-#[derive(Default)]
-struct Message(String);
-
-impl Visit for Message {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.0.push_str(value);
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.0, "{value:?}");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::{RouterWarning, SignInLine, StartInfo};
+    use crate::log::emit;
     use tracing_subscriber::layer::SubscriberExt;
 
     #[test]
@@ -176,9 +150,14 @@ mod tests {
         });
         tracing::subscriber::with_default(subscriber, || {
             let mark = lines.mark();
-            tracing::info!(target: BRIDGE, "the upstream server is ready");
-            tracing::warn!(target: MCP_ROUTER, "dropped x: y");
-            tracing::info!(target: SIGN_IN, "sign in at https://as.example/authorize?state=s");
+            emit!(StartInfo::Ready);
+            emit!(RouterWarning::Dropped {
+                frame: &"x",
+                reason: &"y"
+            });
+            emit!(SignInLine::At {
+                url: &"https://as.example/authorize?state=s"
+            });
             tracing::info!(target: "other", "not a line of the bridge");
             assert_eq!(
                 lines
@@ -197,12 +176,5 @@ mod tests {
             );
             assert!(lines.since(lines.mark()).is_empty());
         });
-    }
-
-    #[test]
-    fn the_echo_shows_the_levels_of_the_log_level() {
-        assert!(admits(LogLevel::Info, Level::WARN));
-        assert!(!admits(LogLevel::Warn, Level::INFO));
-        assert!(admits(LogLevel::Debug, Level::DEBUG));
     }
 }

@@ -127,7 +127,7 @@ pub fn verdict(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cause::Cause;
+    use crate::catalogue::Cause;
     use crate::doctor::report::Check;
     use crate::doctor::texts::Section;
 

@@ -47,7 +47,7 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cause::Cause;
+    use crate::catalogue::Cause;
     use crate::doctor::report::{Check, Finding};
     use crate::doctor::texts::Section;
 

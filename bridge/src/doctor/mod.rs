@@ -14,7 +14,8 @@
 //!
 //! - [`report`]: the findings, their stable ids, the exit code;
 //! - [`texts`]: the texts of others that doctor shows (the lines of the bridge,
-//!   VS Code's messages) and the sections of docs/troubleshooting.md;
+//!   entries of its catalogue; VS Code's messages) and the sections of
+//!   docs/troubleshooting.md;
 //! - `capture`: the lines of the bridge while doctor runs;
 //! - `reach_url`, `tls`: the proxy, the name, TCP, TLS and the POST of a URL;
 //! - `sign_in`, `store`: the readiness of the sign-in, and the store lent to the session;
@@ -65,7 +66,7 @@ impl Context<'_> {
     pub fn refused_sign_in(&self, error: &Value) -> bool {
         !self.sign_in
             && matches!(self.config.upstream, UpstreamTarget::Url(_))
-            && revision::cause_of(error) == Some(crate::cause::Cause::SignInSandbox)
+            && revision::cause_of(error) == Some(crate::catalogue::Cause::SignInSandbox)
             && !crate::auth::environment::SignInEnvironment::of_process().sandbox
     }
 }
@@ -83,7 +84,7 @@ pub fn run(options: &DoctorOptions) -> u8 {
     let lines = capture::install(options.echo);
     // As a start writes them: a secret on the command line, say.
     for warning in &options.warnings {
-        eprintln!("{}", texts::vscode_warning(warning));
+        eprintln!("{}", texts::command_line_warning(warning));
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

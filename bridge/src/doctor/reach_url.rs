@@ -8,7 +8,7 @@ use super::report::{Check, Finding, Report};
 use super::texts::{Section, connect_line};
 use super::tls::{self, Refusal};
 use crate::auth::challenge::Challenge;
-use crate::cause::Cause;
+use crate::catalogue::Cause;
 use crate::config::HttpTarget;
 use crate::net::{ProxyEnvironment, client_builder, describe, uses_proxy};
 use crate::rules::meta::base_meta;

@@ -3,7 +3,7 @@
 //! and what to do. The ids are stable: a script reads them from `--json`.
 
 use super::texts::Section;
-use crate::cause::Cause;
+use crate::catalogue::Cause;
 
 /// How a check went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -9,7 +9,7 @@ use super::local_harness::{CLIENT_NAME, Reply};
 use super::report::{Check, Finding, Report, Status, counted};
 use super::session::Run;
 use super::texts::{Section, connect_line, is_router_warning};
-use crate::cause::Cause;
+use crate::catalogue::Cause;
 use crate::config::UpstreamTarget;
 use crate::rules::SERVER_INFO_KEY;
 use crate::rules::initialize::{DiscoverRefusal, check_discover};
@@ -162,7 +162,7 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
                 Check::Command,
                 format!(
                     "the command {program} stopped before it answered server/discover: {}",
-                    end.detail
+                    end.detail()
                 ),
             )
             .lines(context.lines.warnings_between(run.initialize_lines))

@@ -24,7 +24,7 @@ use crate::auth::receiver::{Receiver, redirect_uri};
 use crate::auth::sign_in::Authorizer;
 use crate::auth::sign_in_url::{self, Role};
 use crate::auth::store::{EntryKey, OpenedStore, StoreKind, StoredSignIn, TokenStore};
-use crate::cause::Cause;
+use crate::catalogue::Cause;
 use crate::config::{HttpTarget, TokenStoreChoice};
 use crate::upstream::http::entry_key;
 use std::sync::Arc;

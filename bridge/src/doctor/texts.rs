@@ -1,16 +1,16 @@
 //! The one place of doctor that names texts of others: the lines of the Output
-//! channel (made by the functions of the bridge that write them), the error that
-//! VS Code shows for a cause, VS Code's own messages, and the sections of
-//! docs/troubleshooting.md that the advice points to. Everything else doctor
-//! writes is its own.
+//! channel (entries of the bridge's catalogue, made by the functions of the
+//! bridge that write them), the error that VS Code shows for a cause, VS Code's
+//! own messages, and the sections of docs/troubleshooting.md that the advice
+//! points to. Everything else doctor writes is its own.
 
 use crate::auth::client_id::WhyRegistration;
 use crate::auth::errors::SignInError;
-use crate::cause::Cause;
-use crate::log::{BRIDGE, MCP_ROUTER, line};
+use crate::catalogue::cli::CliWarning;
+use crate::catalogue::{Cause, DoctorError, Level, Prefix, Scope};
+use crate::log::line_of;
 use crate::rules::results::ToolSchemaFix;
 use crate::upstream::ConnectError;
-use tracing::Level;
 
 /// The message of the URL elicitation of a sign-in of the bridge, which doctor's
 /// harness opens with `--sign-in`.
@@ -70,55 +70,41 @@ impl Section {
     }
 }
 
-/// A warning line of the core, as the Output channel shows it.
-pub fn bridge_warning(text: &str) -> String {
-    line(BRIDGE, &Level::WARN, text)
-}
-
-/// An info line of the core.
-pub fn bridge_info(text: &str) -> String {
-    line(BRIDGE, &Level::INFO, text)
-}
-
-/// A warning line of the executable (a secret on the command line, say).
-pub fn vscode_warning(text: &str) -> String {
-    line(crate::log::VSCODE, &Level::WARN, text)
+/// A warning of the command line (a secret in `--header`), as a start writes it.
+pub fn command_line_warning(warning: &CliWarning) -> String {
+    line_of(warning)
 }
 
 /// The line of a link that could not be made or reached (the start of the
 /// upstream, the connection, TLS, the HTTP client).
 pub fn connect_line(error: &ConnectError) -> String {
-    bridge_warning(&error.log_line())
+    line_of(&error.log_line())
 }
 
 /// The line of a failed step of the sign-in, for the failures that have one.
 pub fn sign_in_line(error: &SignInError) -> Option<String> {
-    error.log_line().map(|text| bridge_warning(&text))
+    error.log_line().map(|line| line_of(&line))
 }
 
 /// The info line of a repair of an input schema (R6), or of one too deep.
 pub fn schema_fix_line(fix: &ToolSchemaFix) -> String {
-    bridge_info(&fix.log_line())
+    line_of(&fix.log_line())
 }
 
 /// The info line that says why the bridge registers a client, when it has one.
 pub fn registration_line(why: &WhyRegistration) -> Option<String> {
-    why.line().map(|text| bridge_info(&text))
+    why.line().map(|line| line_of(&line))
 }
 
 /// Whether a line is a warning of the routing of the upstream's frames (a frame
 /// that the bridge dropped, such as a log line on stdout).
 pub fn is_router_warning(text: &str) -> bool {
-    text.starts_with(&line(MCP_ROUTER, &Level::WARN, ""))
+    text.starts_with(&Prefix::of(Scope::McpRouter, Level::Warning).to_string())
 }
 
 /// The error line of doctor itself when it cannot run (no runtime).
 pub fn cannot_run(error: &dyn std::fmt::Display) -> String {
-    line(
-        crate::log::VSCODE,
-        &Level::ERROR,
-        &format!("doctor cannot start: {error}"),
-    )
+    line_of(&DoctorError::CannotStart { error })
 }
 
 /// The error as VS Code shows it: `MPC <code>: <message>` (VS Code writes "MPC").
@@ -188,6 +174,21 @@ mod tests {
         assert_eq!(
             sign_in_line(&SignInError::NoClientRegistration).unwrap(),
             "mcp-bridge-vscode: bridge: warning: the authorization server has no client registration that the bridge can use: give --client-id"
+        );
+        assert_eq!(registration_line(&WhyRegistration::NoDocuments), None);
+        assert_eq!(
+            registration_line(&WhyRegistration::MetadataUrlNotTaken).unwrap(),
+            "mcp-bridge-vscode: bridge: info: the authorization server does not use client ID metadata documents: the bridge uses dynamic client registration"
+        );
+        assert!(is_router_warning(
+            "mcp-bridge-vscode: mcp_router: warning: dropped x: y"
+        ));
+        assert!(!is_router_warning(
+            "mcp-bridge-vscode: bridge: warning: dropped x: y"
+        ));
+        assert_eq!(
+            cannot_run(&"no threads"),
+            "mcp-bridge-vscode: vscode: error: doctor cannot start: no threads"
         );
     }
 }

@@ -1,5 +1,7 @@
 //! The first line of the client, which selects the path of the connection.
 
+use crate::catalogue::EmbedRouterWarning;
+use crate::log::emit;
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -64,7 +66,7 @@ where
                 discarding = true;
                 line = Vec::new();
                 // The form of the contract's `mcp_router` line for a dropped frame.
-                tracing::warn!(target: crate::log::MCP_ROUTER, "dropped a first line of more than {max} bytes: it is longer than max_line_bytes");
+                emit!(EmbedRouterWarning::FirstLineTooLong { n: max });
             } else {
                 line.extend_from_slice(available.get(..take).unwrap_or_default());
             }

@@ -21,6 +21,8 @@
 //! contract's "writes its list change to VS Code ... before the result"). A task
 //! moves the queue to the session's bounded channel in the same order.
 
+use crate::catalogue::{EmbedRouterWarning, UpstreamStopped};
+use crate::log::emit;
 use crate::upstream::{
     ConnectError, Connector, LinkContext, LinkEnd, Outgoing, UpstreamControl, UpstreamEvent,
     UpstreamLink, event_of_line,
@@ -93,12 +95,8 @@ impl<S: ServerHandler> Connector for RmcpConnector<S> {
             };
             // Fires the cancel tokens of the handlers that are left.
             service.cancel();
-            if let Err(detail) = outcome {
-                let end = LinkEnd {
-                    detail,
-                    ends_session: true,
-                };
-                let _ = queue.send(UpstreamEvent::Ended(end));
+            if let Err(stopped) = outcome {
+                let _ = queue.send(UpstreamEvent::Ended(LinkEnd::Stopped(stopped)));
             }
             stopped.send_replace(true);
         });
@@ -119,18 +117,24 @@ async fn run<S: ServerHandler>(
     server: Arc<S>,
     transport: LinkTransport,
     service: CancellationToken,
-) -> Result<(), String> {
+) -> Result<(), UpstreamStopped> {
     let running = match serve_server_with_ct(server, transport, service).await {
         Ok(running) => running,
         // The session ended before it sent anything.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(error) => return Err(format!("the in-process server did not start: {error}")),
+        Err(error) => {
+            return Err(UpstreamStopped::InProcessDidNotStart {
+                error: error.to_string(),
+            });
+        }
     };
     running
         .waiting()
         .await
         .map(|_| ())
-        .map_err(|error| format!("the in-process server stopped: {error}"))
+        .map_err(|error| UpstreamStopped::InProcessStopped {
+            error: error.to_string(),
+        })
 }
 
 /// The session dropped the link.
@@ -160,7 +164,7 @@ impl Transport<RoleServer> for LinkTransport {
                 None => Ok(()),
             },
             Err(error) => {
-                tracing::warn!(target: crate::log::MCP_ROUTER, "dropped a frame of the in-process server: {error}");
+                emit!(EmbedRouterWarning::FrameUnreadable { error: &error });
                 Ok(())
             }
         };

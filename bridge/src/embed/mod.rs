@@ -468,3 +468,72 @@ impl Transport<RoleServer> for OneRequest {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{
+        ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    };
+    use rmcp::service::{RequestContext, RoleServer};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    /// A server whose tools/list takes five minutes: longer than the bridge's time
+    /// limit of a list (120 s), which the process has not.
+    struct SlowList;
+
+    impl ServerHandler for SlowList {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            tokio::time::sleep(Duration::from_secs(300)).await;
+            Ok(ListToolsResult::with_all_items(Vec::new()))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_on_the_legacy_path_has_no_time_limit_in_the_process() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_in, server_out) = tokio::io::split(server);
+        let (client_in, mut client_out) = tokio::io::split(client);
+        let client = async move {
+            let mut lines = tokio::io::BufReader::new(client_in).lines();
+            let mut answer_to = async |id: u64| {
+                while let Some(line) = lines.next_line().await.unwrap() {
+                    let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+                    if frame["id"] == id {
+                        return Some(frame);
+                    }
+                }
+                None
+            };
+            let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+            client_out.write_all(initialize.as_bytes()).await.unwrap();
+            client_out.write_all(b"\n").await.unwrap();
+            answer_to(1).await.unwrap();
+            for line in [
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+            ] {
+                client_out.write_all(line.as_bytes()).await.unwrap();
+                client_out.write_all(b"\n").await.unwrap();
+            }
+            let answer = answer_to(2).await;
+            client_out.shutdown().await.unwrap();
+            answer
+        };
+        let (served, answer) = tokio::join!(
+            serve(SlowList, EmbedOptions::default(), server_in, server_out),
+            client
+        );
+        let answer = answer.unwrap();
+        assert_eq!(answer["result"]["tools"], serde_json::json!([]), "{answer}");
+        assert_eq!(served.unwrap(), Served::Bridge);
+    }
+}

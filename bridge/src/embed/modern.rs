@@ -8,7 +8,8 @@
 //!   ends the listen streams at once, gives the other requests `shutdown_grace`,
 //!   and then fires the cancel tokens of the requests that are left.
 
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause, EmbedInfo, RequestWarning};
+use crate::log::emit;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage,
     RequestId, ServerJsonRpcMessage,
@@ -94,7 +95,9 @@ impl<T: Transport<RoleServer>> Limited<T> {
         let mut in_flight = self.in_flight.subscribe();
         let answered = in_flight.wait_for(|in_flight| in_flight.requests.is_empty());
         if tokio::time::timeout(self.grace, answered).await.is_err() {
-            tracing::info!(target: crate::log::BRIDGE, "requests are left {} ms after the end of stdin: they are cancelled", self.grace.as_millis());
+            emit!(EmbedInfo::RequestsLeft {
+                n: self.grace.as_millis()
+            });
         }
         // Cancelled in both cases, not closed: after a close rmcp waits a fixed 5 s
         // for the handlers before it cancels them, after a cancel 2 s, and only a
@@ -160,7 +163,13 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
                         }
                     });
                     if !admitted {
-                        tracing::warn!(target: crate::log::BRIDGE, "{} requests are in flight: request {} gets too_many_requests", self.max_in_flight, request.id);
+                        // The line of the contract's Output channel table, as the
+                        // legacy path writes it.
+                        let key = serde_json::to_string(&request.id).unwrap_or_default();
+                        emit!(RequestWarning::Rejected {
+                            id: &key,
+                            method: request.request.method()
+                        });
                         let refusal = ServerJsonRpcMessage::error(
                             too_many_requests(),
                             Some(request.id.clone()),

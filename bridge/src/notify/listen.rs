@@ -11,7 +11,7 @@
 //! The machine does no I/O: each event returns the [`Action`]s for the session.
 
 use super::events::{notification, stream_notification};
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause, ListenInfo, ListenWarning};
 use crate::rules::capabilities::Declared;
 use crate::wire::id::IdKey;
 use serde_json::{Map, Value, json};
@@ -36,10 +36,10 @@ pub enum Action {
     Cancel { id: u64 },
     /// Write this frame to VS Code.
     ToClient(Value),
-    /// Write this line at the warning level.
-    Warn(String),
-    /// Write this line at the info level.
-    Info(String),
+    /// Write this warning line.
+    Warn(ListenWarning),
+    /// Write this info line.
+    Info(ListenInfo),
     /// Call [`Listen::retry`] after this wait.
     RetryIn(Duration),
     /// Call [`Listen::change_timed_out`] for this stream after the time limit.
@@ -212,9 +212,7 @@ impl Listen {
             match opening.change {
                 Some(change) => {
                     let (text, error) = change_failure(&end);
-                    actions.push(Action::Warn(format!(
-                        "the listen stream for a change of the subscriptions failed: {text}"
-                    )));
+                    actions.push(Action::Warn(ListenWarning::ChangeFailed { error: text }));
                     actions.push(Action::ToClient(
                         json!({"jsonrpc":"2.0","id":change.client_id,"error":error}),
                     ));
@@ -254,7 +252,7 @@ impl Listen {
             return Vec::new();
         }
         vec![
-            Action::Info("a sign-in completed. The bridge opens the listen stream again.".into()),
+            Action::Info(ListenInfo::SignInCompleted),
             self.open(next_id(), true, None),
         ]
     }
@@ -332,9 +330,9 @@ impl Listen {
             self.on_end(id, End::Error(error), now, next_id)
                 .into_iter()
                 .map(|action| match action {
-                    Action::Warn(_) => Action::Warn(format!(
-                        "the listen stream for a change of the subscriptions failed: {text}"
-                    )),
+                    Action::Warn(_) => Action::Warn(ListenWarning::ChangeFailed {
+                        error: text.clone(),
+                    }),
                     other => other,
                 }),
         );
@@ -454,32 +452,37 @@ impl Listen {
             let message = error
                 .get("message")
                 .and_then(Value::as_str)
-                .unwrap_or_default();
+                .unwrap_or_default()
+                .to_owned();
             if !self.acked_once {
                 // The Output channel table: the first stream after notifications/initialized.
-                return vec![Action::Warn(format!(
-                    "cannot start the listen stream: the error {code}: {message}. The client gets no list changes."
-                ))];
+                return vec![Action::Warn(ListenWarning::CannotStart { code, message })];
             }
-            return vec![Action::Warn(format!(
-                "the upstream server refused the listen stream with the error {code}: {message}. The bridge sends no more list changes."
-            ))];
+            return vec![Action::Warn(ListenWarning::RefusedWithError {
+                code,
+                message,
+            })];
         }
         if let End::Status(status) = end {
             match status {
                 401 | 403 => {
                     self.awaiting_sign_in = true;
-                    return vec![Action::Warn(format!(
-                        "the listen stream failed with the HTTP status {status}. A new stream follows after the next sign-in."
-                    ))];
+                    return vec![Action::Warn(ListenWarning::FailedWithStatus { n: *status })];
                 }
                 408 | 429 => {}
                 500..=599 if *status != 501 => {}
                 _ => {
                     self.refused = true;
-                    return vec![Action::Warn(format!(
-                        "the upstream server refused the listen stream with the HTTP status {status}. The bridge sends no more list changes."
-                    ))];
+                    if !self.acked_once {
+                        // The Output channel table: the first stream after
+                        // notifications/initialized, as for a JSON-RPC error.
+                        return vec![Action::Warn(ListenWarning::CannotStartWithStatus {
+                            n: *status,
+                        })];
+                    }
+                    return vec![Action::Warn(ListenWarning::RefusedWithStatus {
+                        n: *status,
+                    })];
                 }
             }
         }
@@ -488,17 +491,16 @@ impl Listen {
         }
         let wait = self.backoff;
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
-        let wait_text = format_wait(wait);
+        let time = format_wait(wait);
         let line = match end {
-            End::Lost(error) => Action::Warn(format!(
-                "the listen stream ended: {error}. A new stream follows in {wait_text}."
-            )),
-            End::Status(status) => Action::Warn(format!(
-                "the listen stream ended with the HTTP status {status}. A new stream follows in {wait_text}."
-            )),
-            _ => Action::Info(format!(
-                "the upstream server ended the listen stream. A new stream follows in {wait_text}."
-            )),
+            End::Lost(error) => Action::Warn(ListenWarning::Ended {
+                error: error.clone(),
+                time,
+            }),
+            End::Status(status) => {
+                Action::Warn(ListenWarning::EndedWithStatus { n: *status, time })
+            }
+            _ => Action::Info(ListenInfo::ServerEnded { time }),
         };
         vec![line, Action::RetryIn(wait)]
     }
@@ -765,7 +767,9 @@ mod tests {
         assert_eq!(
             end,
             vec![
-                Action::Warn("the listen stream for a change of the subscriptions failed: the error -32602: unknown resource".into()),
+                Action::Warn(ListenWarning::ChangeFailed {
+                    error: "the error -32602: unknown resource".into()
+                }),
                 Action::ToClient(json!({"jsonrpc":"2.0","id":5,"error":error})),
             ]
         );
@@ -803,9 +807,9 @@ mod tests {
             listen.change_timed_out(2, "2 min", Instant::now(), &mut ids.next()),
             vec![
                 Action::Cancel { id: 2 },
-                Action::Warn(
-                    "the listen stream for a change of the subscriptions failed: no acknowledgment in 2 min".into()
-                ),
+                Action::Warn(ListenWarning::ChangeFailed {
+                    error: "no acknowledgment in 2 min".into()
+                }),
                 Action::ToClient(json!({"jsonrpc":"2.0","id":5,"error":error})),
             ]
         );
@@ -842,7 +846,12 @@ mod tests {
                 panic!("{end:?}")
             };
             if waits.is_empty() {
-                assert_eq!(end[0], Action::Info("the upstream server ended the listen stream. A new stream follows in 500 ms.".into()));
+                assert_eq!(
+                    end[0],
+                    Action::Info(ListenInfo::ServerEnded {
+                        time: "500 ms".into()
+                    })
+                );
             }
             waits.push(wait.as_millis());
             let retry = listen.retry(&mut ids.next());
@@ -874,7 +883,16 @@ mod tests {
             Instant::now(),
             &mut ids.next(),
         );
-        assert_eq!(end, vec![Action::Warn("the listen stream ended: the connection closed. A new stream follows in 500 ms.".into()), Action::RetryIn(FIRST_BACKOFF)]);
+        assert_eq!(
+            end,
+            vec![
+                Action::Warn(ListenWarning::Ended {
+                    error: "the connection closed".into(),
+                    time: "500 ms".into()
+                }),
+                Action::RetryIn(FIRST_BACKOFF)
+            ]
+        );
     }
 
     #[test]
@@ -888,7 +906,13 @@ mod tests {
             Instant::now(),
             &mut ids.next(),
         );
-        assert_eq!(end, vec![Action::Warn("cannot start the listen stream: the error -32601: Method not found. The client gets no list changes.".into())]);
+        assert_eq!(
+            end,
+            vec![Action::Warn(ListenWarning::CannotStart {
+                code: "-32601".into(),
+                message: "Method not found".into()
+            })]
+        );
         assert!(listen.retry(&mut ids.next()).is_empty());
         let change = listen.change(json!(2), "a:1".into(), true, &mut ids.next());
         assert!(matches!(change[0], Action::Open { .. }));
@@ -910,7 +934,13 @@ mod tests {
             Instant::now(),
             &mut ids.next(),
         );
-        assert_eq!(end, vec![Action::Warn("the upstream server refused the listen stream with the error -32601: Method not found. The bridge sends no more list changes.".into())]);
+        assert_eq!(
+            end,
+            vec![Action::Warn(ListenWarning::RefusedWithError {
+                code: "-32601".into(),
+                message: "Method not found".into()
+            })]
+        );
     }
 
     #[test]
@@ -958,9 +988,10 @@ mod tests {
             assert_eq!(
                 end,
                 vec![
-                    Action::Warn(format!(
-                        "the listen stream ended with the HTTP status {status}. A new stream follows in 500 ms."
-                    )),
+                    Action::Warn(ListenWarning::EndedWithStatus {
+                        n: status,
+                        time: "500 ms".into()
+                    }),
                     Action::RetryIn(FIRST_BACKOFF)
                 ],
                 "{status}"
@@ -980,21 +1011,14 @@ mod tests {
             let end = listen.on_end(1, End::Status(status), Instant::now(), &mut ids.next());
             assert_eq!(
                 end,
-                vec![Action::Warn(format!(
-                    "the listen stream failed with the HTTP status {status}. A new stream follows after the next sign-in."
-                ))]
+                vec![Action::Warn(ListenWarning::FailedWithStatus { n: status })]
             );
             assert!(
                 listen.retry(&mut ids.next()).is_empty(),
                 "no retry before a sign-in"
             );
             let signed_in = listen.signed_in(&mut ids.next());
-            assert_eq!(
-                signed_in[0],
-                Action::Info(
-                    "a sign-in completed. The bridge opens the listen stream again.".into()
-                )
-            );
+            assert_eq!(signed_in[0], Action::Info(ListenInfo::SignInCompleted));
             assert!(matches!(signed_in[1], Action::Open { .. }));
             assert!(listen.signed_in(&mut ids.next()).is_empty(), "once");
         }
@@ -1008,12 +1032,30 @@ mod tests {
             let end = listen.on_end(1, End::Status(status), Instant::now(), &mut ids.next());
             assert_eq!(
                 end,
-                vec![Action::Warn(format!(
-                    "the upstream server refused the listen stream with the HTTP status {status}. The bridge sends no more list changes."
-                ))]
+                vec![Action::Warn(ListenWarning::RefusedWithStatus { n: status })]
             );
             assert!(listen.retry(&mut ids.next()).is_empty());
             assert!(listen.signed_in(&mut ids.next()).is_empty());
         }
+    }
+
+    #[test]
+    fn m4_a_first_stream_refused_with_a_status_writes_the_line_of_a_first_stream() {
+        let mut ids = Ids(0);
+        let mut listen = Listen::new(all_declared());
+        let opened = listen.start(&mut ids.next());
+        assert_eq!(opened.len(), 1);
+        let end = listen.on_end(1, End::Status(501), Instant::now(), &mut ids.next());
+        assert_eq!(
+            end,
+            vec![Action::Warn(ListenWarning::CannotStartWithStatus {
+                n: 501
+            })]
+        );
+        assert_eq!(
+            ListenWarning::CannotStartWithStatus { n: 501 }.to_string(),
+            "cannot start the listen stream: the HTTP status 501. The client gets no list changes."
+        );
+        assert!(listen.retry(&mut ids.next()).is_empty());
     }
 }

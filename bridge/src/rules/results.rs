@@ -43,7 +43,7 @@ pub struct ToolSchemaFix {
 }
 
 impl ToolSchemaFix {
-    pub fn log_line(&self) -> String {
+    pub fn log_line(&self) -> crate::catalogue::RequestInfo<'_> {
         self.fix.log_line(&self.tool)
     }
 }
@@ -395,7 +395,7 @@ mod tests {
         );
         assert_eq!(fixes.len(), 1);
         assert_eq!(
-            fixes[0].log_line(),
+            fixes[0].log_line().to_string(),
             "tool 'a': added an items schema at '/properties/v' of the input schema"
         );
     }

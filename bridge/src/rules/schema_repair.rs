@@ -5,6 +5,7 @@
 //! The bridge gives such schemas `items: {}`. It does not run VS Code's draft-07 check
 //! (R6 a): a schema that fails it is the upstream server's to correct.
 
+use crate::catalogue::RequestInfo;
 use mcp_names::schema_keywords::{LIST, MAP, ONE};
 use serde_json::{Map, Value};
 
@@ -25,14 +26,12 @@ pub enum SchemaFix {
 
 impl SchemaFix {
     /// The info line of the Output channel, for the tool `name`.
-    pub fn log_line(&self, tool: &str) -> String {
+    pub fn log_line<'a>(&'a self, name: &'a str) -> RequestInfo<'a> {
         match self {
             Self::ItemsAdded { pointer } | Self::ItemsFalseReplaced { pointer } => {
-                format!("tool '{tool}': added an items schema at '{pointer}' of the input schema")
+                RequestInfo::ItemsAdded { name, pointer }
             }
-            Self::TooDeep { pointer } => {
-                format!("tool '{tool}': the input schema at '{pointer}' is too deep to examine")
-            }
+            Self::TooDeep { pointer } => RequestInfo::SchemaTooDeep { name, pointer },
         }
     }
 }
@@ -183,7 +182,7 @@ mod tests {
             json!({"type":"array","items":{}})
         );
         assert_eq!(
-            fixes[0].log_line("bare_array"),
+            fixes[0].log_line("bare_array").to_string(),
             "tool 'bare_array': added an items schema at '/properties/values' of the input schema"
         );
     }
@@ -253,7 +252,7 @@ mod tests {
         };
         assert_eq!(pointer.matches("/properties/p").count(), MAX_SCHEMA_DEPTH);
         assert_eq!(
-            fixes[0].log_line("t"),
+            fixes[0].log_line("t").to_string(),
             format!("tool 't': the input schema at '{pointer}' is too deep to examine")
         );
     }

@@ -2,8 +2,11 @@
 
 use super::Session;
 use super::requests::{InFlight, Pending};
-use crate::cause::{BridgeError, Cause};
-use crate::log::{BRIDGE, MCP_ROUTER};
+use crate::catalogue::{
+    BridgeDebug, InputWarning, RequestInfo, RequestWarning, RouterDebug, RouterWarning,
+};
+use crate::catalogue::{BridgeError, Cause};
+use crate::log::emit;
 use crate::notify::listen::End;
 use crate::rules::errors;
 use crate::rules::meta::PROGRESS_TOKEN_KEY;
@@ -17,13 +20,14 @@ use std::time::Duration;
 
 /// The debug line of one answered upstream round.
 pub(super) fn log_round(key: &IdKey, upstream_id: u64, request: &InFlight, outcome: &str) {
-    tracing::debug!(
-        target: BRIDGE,
-        "upstream request {upstream_id} ({}, round {} of client request {key}): {outcome} after {} ms",
-        request.method(),
-        request.round(),
-        request.waiting_since().elapsed().as_millis()
-    );
+    emit!(BridgeDebug::UpstreamRound {
+        upstream_id,
+        method: request.method(),
+        round: request.round(),
+        id: key,
+        outcome,
+        elapsed: request.waiting_since().elapsed().as_millis(),
+    });
 }
 
 /// The methods whose result can ask for input (R8, O9).
@@ -39,11 +43,9 @@ impl Session {
                 self.on_upstream_notification(notification).await
             }
             Message::Request(request) => {
-                tracing::warn!(
-                    target: MCP_ROUTER,
-                    "dropped a request ({}) of the upstream server: a server of revision 2026-07-28 sends no requests",
-                    request.method
-                );
+                emit!(RouterWarning::DroppedRequest {
+                    method: &request.method
+                });
             }
         }
     }
@@ -66,15 +68,9 @@ impl Session {
                 self.listen_answered(listen_id, error).await
             }
             None if id.as_u64().is_some_and(|id| self.requests.issued(id)) => {
-                tracing::debug!(
-                    target: MCP_ROUTER,
-                    "dropped a response with the id {id}: the request is no longer in flight"
-                );
+                emit!(RouterDebug::LateResponse { upstream_id: &id });
             }
-            None => tracing::warn!(
-                target: MCP_ROUTER,
-                "dropped a response with the id {id}: the bridge sent no request with this id"
-            ),
+            None => emit!(RouterWarning::DroppedResponse { id: &id }),
         }
     }
 
@@ -113,7 +109,7 @@ impl Session {
                     #[cfg(debug_assertions)]
                     let null_cursor = result.get("nextCursor") == Some(&Value::Null);
                     for fix in shape_result(&method, &mut result) {
-                        tracing::info!(target: BRIDGE, "{}", fix.log_line());
+                        emit!(RequestInfo: fix.log_line());
                     }
                     if self.data_icons_only {
                         crate::rules::icons::result_data_icons_only(&method, &mut result);
@@ -155,12 +151,11 @@ impl Session {
         let Some(request) = self.requests.get(&key) else {
             return;
         };
-        tracing::warn!(
-            target: BRIDGE,
-            "request {key} ({}): the upstream server refused the request state after an input wait of {}",
-            request.method(),
-            format_duration(request.last_input_wait())
-        );
+        emit!(InputWarning::StateRefused {
+            id: &key,
+            method: request.method(),
+            time: &format_duration(request.last_input_wait()),
+        });
         let reply = if request.method() == "tools/call" {
             Outcome::Result(
                 json!({"content":[{"type":"text","text":"The upstream server did not accept the saved state of the request. Run the tool again."}],"isError":true}),
@@ -188,7 +183,7 @@ impl Session {
         match notification.method.as_str() {
             "notifications/progress" => self.on_upstream_progress(notification.params).await,
             method => {
-                tracing::debug!(target: MCP_ROUTER, "dropped the notification {method} of the upstream server");
+                emit!(RouterDebug::NotificationDropped { method });
             }
         }
     }
@@ -203,7 +198,7 @@ impl Session {
             .and_then(Value::as_u64)
             .and_then(|token| self.requests.by_progress_token(token));
         let Some(client_token) = request.and_then(InFlight::client_token) else {
-            tracing::debug!(target: MCP_ROUTER, "dropped a progress notification for no request in flight");
+            emit!(RouterDebug::ProgressDropped);
             return;
         };
         let params = client_progress(params, client_token);
@@ -227,12 +222,19 @@ impl Session {
         let pending = upstream_id.and_then(|id| self.requests.pending(id).cloned());
         match pending {
             Some(Pending::Request(key)) => {
-                tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and the request {key} of the client fails");
+                emit!(RouterWarning::DroppedAndRequestFails {
+                    frame: &frame_text,
+                    reason: &reason,
+                    id: &key,
+                });
                 self.finish(&key, Outcome::Error(invalid_response(&reason)))
                     .await;
             }
             Some(Pending::Discover) => {
-                tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}, and server/discover fails");
+                emit!(RouterWarning::DroppedAndDiscoverFails {
+                    frame: &frame_text,
+                    reason: &reason,
+                });
                 if let Some(id) = upstream_id {
                     self.requests.take_pending(id);
                 }
@@ -240,7 +242,10 @@ impl Session {
                 self.on_discover(Outcome::Error(error)).await;
             }
             Some(Pending::Listen) | None => {
-                tracing::warn!(target: MCP_ROUTER, "dropped {frame_text}: {reason}")
+                emit!(RouterWarning::Dropped {
+                    frame: &frame_text,
+                    reason: &reason,
+                })
             }
         }
     }
@@ -255,7 +260,11 @@ impl Session {
                     .get(&key)
                     .map(|request| request.method().to_owned())
                     .unwrap_or_default();
-                tracing::warn!(target: BRIDGE, "request {key} ({method}): the upstream request failed: {failure}");
+                emit!(RequestWarning::UpstreamRequestFailed {
+                    id: &key,
+                    method: &method,
+                    failure: &failure,
+                });
                 self.fail_request(&key, failure.to_error()).await;
             }
             Some(Pending::Discover) => {
@@ -269,10 +278,10 @@ impl Session {
                 };
                 self.listen_ended(upstream_id, end).await
             }
-            None => tracing::debug!(
-                target: BRIDGE,
-                "the upstream request {upstream_id} failed after its end: {failure}"
-            ),
+            None => emit!(BridgeDebug::FailedAfterEnd {
+                upstream_id,
+                failure: &failure,
+            }),
         }
     }
 }

@@ -4,10 +4,12 @@
 
 use super::forward::{format_duration, invalid_response, may_ask_for_input};
 use super::kept::KeptParams;
-use super::requests::{InFlight, KeptRequest, Opening, RoundPhase};
+use super::requests::{InFlight, KeptRequest, RoundPhase};
 use super::{Phase, Session, key_of};
-use crate::cause::{BridgeError, Cause};
-use crate::log::BRIDGE;
+use crate::catalogue::{
+    BridgeDebug, BridgeError, Cause, InputInfo, InputWarning, RequestInfo, RequestWarning,
+};
+use crate::log::emit;
 use crate::rules::meta::{client_progress_token, request_meta};
 use crate::upstream::Outgoing;
 use crate::wire::frame::{self, Outcome};
@@ -69,7 +71,10 @@ impl Session {
         // `admit` has checked that no request with this id is in flight.
         let key = key_of(&id);
         if self.requests.len() >= self.limits.max_in_flight {
-            tracing::warn!(target: BRIDGE, "rejected request {key} ({method}): too many requests in flight");
+            emit!(RequestWarning::Rejected {
+                id: &key,
+                method: &method
+            });
             return self
                 .reply_error(id, BridgeError::new(Cause::TooManyRequests))
                 .await;
@@ -109,25 +114,28 @@ impl Session {
             meta,
         });
         let limit = self.round_limit(&method, 1);
+        let first_notice = self.limits.still_waiting_after;
         self.requests.open(
             key,
-            Opening {
-                id,
-                method,
-                client_token,
-                progress_token,
-                upstream_id,
-                kept,
-                first_notice: self.limits.still_waiting_after,
-                limit,
-            },
+            id,
+            method,
+            client_token,
+            progress_token,
+            upstream_id,
+            kept,
+            first_notice,
+            limit,
         );
     }
 
     /// Ends a request of VS Code whose upstream result is not valid, with the
     /// warning line and `invalid_response`.
     pub(super) async fn fail_invalid_result(&mut self, key: &IdKey, method: &str, detail: &str) {
-        tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
+        emit!(RequestWarning::Failed {
+            id: key,
+            method,
+            detail: &detail
+        });
         self.finish(key, Outcome::Error(invalid_response(detail)))
             .await;
     }
@@ -156,7 +164,11 @@ impl Session {
                 if elapsed >= limit {
                     let upstream_id = request.upstream_id();
                     let limit = format_duration(limit);
-                    tracing::warn!(target: BRIDGE, "request {key} ({method}): no response in {limit}");
+                    emit!(RequestWarning::NoResponse {
+                        id: &key,
+                        method: &method,
+                        limit: &limit,
+                    });
                     self.cancel_upstream(upstream_id, "The bridge stopped waiting for the answer.");
                     let error = BridgeError::with_detail(
                         Cause::Timeout,
@@ -164,11 +176,11 @@ impl Session {
                     );
                     return self.fail_request(&key, error).await;
                 }
-                tracing::info!(
-                    target: BRIDGE,
-                    "still waiting for the upstream server: {method} (request {key}, {} s)",
-                    elapsed.as_secs()
-                );
+                emit!(RequestInfo::StillWaiting {
+                    method: &method,
+                    id: &key,
+                    n: elapsed.as_secs(),
+                });
                 self.next_notice(&key, limit);
             }
             RoundPhase::Client(round) => {
@@ -176,10 +188,13 @@ impl Session {
                 if elapsed >= limit {
                     let (left, total) = (round.unanswered(), round.total);
                     let limit = format_duration(limit);
-                    tracing::warn!(
-                        target: BRIDGE,
-                        "request {key} ({method}): no answers of the client in {limit} (input requests without an answer: {left} of {total})"
-                    );
+                    emit!(InputWarning::NoAnswers {
+                        id: &key,
+                        method: &method,
+                        limit: &limit,
+                        left,
+                        total,
+                    });
                     let error = BridgeError::with_detail(
                         Cause::InputTimeout,
                         format!(
@@ -194,11 +209,11 @@ impl Session {
                     .await;
                     return;
                 }
-                tracing::info!(
-                    target: BRIDGE,
-                    "still waiting for the answers of the client to the input requests of {method} (request {key}, {} s)",
-                    elapsed.as_secs()
-                );
+                emit!(InputInfo::StillWaitingForAnswers {
+                    method: &method,
+                    id: &key,
+                    n: elapsed.as_secs(),
+                });
                 self.next_notice(&key, limit);
             }
         }
@@ -218,17 +233,20 @@ impl Session {
             .and_then(|p| p.get("requestId"))
             .and_then(IdKey::of)
         else {
-            tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled without a valid requestId");
+            emit!(BridgeDebug::CancelWithoutId);
             return;
         };
         let Some(request) = self
             .close_request(&key, "the client canceled the request", None)
             .await
         else {
-            tracing::debug!(target: BRIDGE, "dropped a notifications/cancelled for request {key}, which is not in flight");
+            emit!(BridgeDebug::LateCancel { id: &key });
             return;
         };
-        tracing::debug!(target: BRIDGE, "request {key} ({}): the client canceled it", request.method());
+        emit!(BridgeDebug::Canceled {
+            id: &key,
+            method: request.method()
+        });
         if matches!(request.phase(), RoundPhase::Upstream) {
             self.cancel_upstream(request.upstream_id(), "The client canceled the request.");
         }

@@ -3,7 +3,7 @@
 //! A stateless server asks for input with a result; the next round is the same
 //! request again, with the answers. So the bridge keeps each such request until
 //! its complete result comes. A large one waits in a temporary file instead of
-//! memory (issue 20): holding a 64 MiB argument while its 64 MiB result is read
+//! memory: holding a 64 MiB argument while its 64 MiB result is read
 //! doubled the bridge's peak, and only a request that asks for input reads it
 //! again. The file has no name from its creation (`tempfile::tempfile`, in the
 //! directory of `TMPDIR`) and only the bridge's account may read it; it goes

@@ -1,8 +1,8 @@
 //! initialize and server/discover (R1, R2, C1-C4).
 
 use super::{ClientContext, Connected, Phase, Session, Timer};
-use crate::cause::{BridgeError, Cause};
-use crate::log::BRIDGE;
+use crate::catalogue::{BridgeError, Cause, StartInfo, StartWarning};
+use crate::log::emit;
 use crate::notify::listen::Listen;
 use crate::rules::capabilities::{Declared, InputKinds, upstream_client_capabilities};
 use crate::rules::errors;
@@ -34,13 +34,11 @@ impl Session {
             .filter(|info| is_implementation(info))
             .cloned();
         match &client_info {
-            Some(info) => tracing::info!(
-                target: BRIDGE,
-                "initialize from {} {}",
-                info["name"].as_str().unwrap_or_default(),
-                info["version"].as_str().unwrap_or_default()
-            ),
-            None => tracing::info!(target: BRIDGE, "initialize from a client without clientInfo"),
+            Some(info) => emit!(StartInfo::InitializeFrom {
+                name: info["name"].as_str().unwrap_or_default(),
+                version: info["version"].as_str().unwrap_or_default(),
+            }),
+            None => emit!(StartInfo::InitializeWithoutClientInfo),
         }
         let inputs = InputKinds::of(&capabilities);
         self.client_state
@@ -49,7 +47,7 @@ impl Session {
         let link = match self.connector.connect(self.link_context()) {
             Ok(link) => link,
             Err(error) => {
-                tracing::warn!(target: BRIDGE, "{}", error.log_line());
+                emit!(StartWarning: error.log_line());
                 return self.reply_error(id, error.to_error()).await;
             }
         };
@@ -99,7 +97,7 @@ impl Session {
                         .map(Declared::of)
                         .unwrap_or_default();
                     self.listen = Some(Listen::new(declared));
-                    tracing::info!(target: BRIDGE, "the upstream server is ready");
+                    emit!(StartInfo::Ready);
                     self.phase = Phase::Initialized;
                     self.reply(client_id, Value::Object(initialize)).await;
                 }
@@ -145,7 +143,7 @@ impl Session {
         };
         if let RequestFailure::SignIn { .. } = failure {
             // The sign-in of server/discover failed: initialize gets its cause.
-            tracing::warn!(target: BRIDGE, "server/discover failed: {failure}");
+            emit!(StartWarning::DiscoverFailed { error: &failure });
             self.disconnect();
             self.client = None;
             return self.reply_error(client_id, failure.to_error()).await;
@@ -200,7 +198,7 @@ impl Session {
         detail: String,
         line: String,
     ) {
-        tracing::warn!(target: BRIDGE, "server/discover failed: {line}");
+        emit!(StartWarning::DiscoverFailed { error: &line });
         self.disconnect();
         self.client = None;
         self.phase = Phase::AwaitingInitialize;

@@ -2,8 +2,8 @@
 //! state machine of `notify::listen` decides, this file carries out its actions.
 
 use super::{Session, Timer, key_of};
-use crate::cause::{BridgeError, Cause};
-use crate::log::BRIDGE;
+use crate::catalogue::{BridgeDebug, BridgeError, Cause, ListenInfo, ListenWarning};
+use crate::log::emit;
 use crate::notify::events::{log_message, subscription_id};
 use crate::notify::listen::{Action, End, Listen};
 use crate::rules::meta::RequestMeta;
@@ -57,7 +57,10 @@ impl Session {
         };
         let key = key_of(&id);
         let kind = if add { "subscribe" } else { "unsubscribe" };
-        tracing::debug!(target: BRIDGE, "request {key} (resources/{kind}): a new listen stream");
+        emit!(BridgeDebug::NewListenStream {
+            id: &key,
+            change: kind
+        });
         let changed = self
             .listen_step(|listen, next_id| listen.change(id.clone(), uri, add, next_id))
             .await;
@@ -173,8 +176,8 @@ impl Session {
                     self.cancel_upstream(id, "The bridge no longer needs this stream.");
                 }
                 Action::ToClient(frame) => self.out.send(frame).await,
-                Action::Warn(line) => tracing::warn!(target: BRIDGE, "{line}"),
-                Action::Info(line) => tracing::info!(target: BRIDGE, "{line}"),
+                Action::Warn(line) => emit!(ListenWarning: line),
+                Action::Info(line) => emit!(ListenInfo: line),
                 Action::RetryIn(wait) => {
                     self.timers.insert(Timer::ListenRetry, wait);
                 }

@@ -20,10 +20,11 @@ mod stop;
 
 pub use stop::Exit;
 
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeDebug, UpstreamStopped};
+use crate::catalogue::{BridgeError, Cause};
 use crate::client::{ClientEvent, ClientSink, ForwardedRequest};
 use crate::config::{Config, Limits};
-use crate::log::BRIDGE;
+use crate::log::emit;
 use crate::rules::capabilities::InputKinds;
 use crate::rules::initialize::FallbackIdentity;
 use crate::rules::meta::SharedMeta;
@@ -242,7 +243,7 @@ impl Session {
                     detail,
                     code: None,
                 };
-                tracing::debug!(target: BRIDGE, "refused a line of the client: {error}");
+                emit!(BridgeDebug::LineRefused { error: &error });
                 self.out
                     .send(frame::error_frame(
                         id.unwrap_or(Value::Null),
@@ -327,7 +328,7 @@ impl Session {
             }
             "notifications/cancelled" => self.on_client_cancelled(notification.params).await,
             method => {
-                tracing::debug!(target: BRIDGE, "dropped the notification {method} of the client");
+                emit!(BridgeDebug::NotificationDropped { method });
             }
         }
     }
@@ -405,10 +406,7 @@ impl Session {
             }
             // A link that goes without its last event ends like one that stops.
             None => {
-                let end = LinkEnd {
-                    detail: "the upstream link closed".into(),
-                    ends_session: true,
-                };
+                let end = LinkEnd::Stopped(UpstreamStopped::LinkClosed);
                 self.link_ended(end).await
             }
         }

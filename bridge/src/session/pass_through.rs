@@ -8,7 +8,8 @@
 use super::Session;
 use super::forward::log_round;
 use super::requests::Pending;
-use crate::log::BRIDGE;
+use crate::catalogue::RequestInfo;
+use crate::log::emit;
 use crate::rules::icons::may_hold_icons;
 use crate::rules::results::{ShallowShape, shape_call_result_shallow};
 use crate::rules::tools_list::shape_tools_list_shallow;
@@ -86,12 +87,12 @@ impl Session {
             }
         };
         for fix in fixes {
-            tracing::info!(target: BRIDGE, "{}", fix.log_line());
+            emit!(RequestInfo: fix.log_line());
         }
-        if let Some(request) = self.end_request(&key, "the request ended").await {
+        if let Some(mut request) = self.end_request(&key, "the request ended").await {
             // The members stay in the line: a large result is never copied.
             let result = result.into_shared(line.shared_line());
-            self.out.send_result(request.into_id(), result).await;
+            self.out.send_result(request.take_id(), result).await;
         }
         true
     }

@@ -76,23 +76,6 @@ pub(crate) struct InFlight {
     pub(super) accepted_urls: Vec<(String, String)>,
 }
 
-/// What opens a request of VS Code: its first upstream round goes out as
-/// `upstream_id`.
-#[derive(Debug)]
-pub(crate) struct Opening {
-    pub id: Value,
-    pub method: String,
-    pub client_token: Option<Value>,
-    /// The bridge's progress token upstream, when VS Code asked for progress.
-    pub progress_token: Option<u64>,
-    pub upstream_id: u64,
-    pub kept: Option<KeptRequest>,
-    /// The first "still waiting" line, as time since the start.
-    pub first_notice: Duration,
-    /// The time limit of the first round.
-    pub limit: Duration,
-}
-
 /// What a request needs for its next round.
 #[derive(Debug)]
 pub(crate) struct KeptRequest {
@@ -106,8 +89,10 @@ pub(crate) struct KeptRequest {
 pub(crate) enum RoundPhase {
     /// The upstream answers the current round.
     Upstream,
-    /// VS Code answers the input requests of a round.
-    Client(ClientRound),
+    /// VS Code answers the input requests of a round. Boxed: a request in flight
+    /// is moved whole on the way of every call (into the table and out of it),
+    /// and most never have a round of input.
+    Client(Box<ClientRound>),
 }
 
 /// The input requests of one round that went to VS Code.
@@ -172,9 +157,9 @@ impl InFlight {
         &self.id
     }
 
-    /// The id, for the response that ends the request.
-    pub fn into_id(self) -> Value {
-        self.id
+    /// The id, for the response that ends a closed request.
+    pub fn take_id(&mut self) -> Value {
+        std::mem::take(&mut self.id)
     }
 
     pub fn method(&self) -> &str {
@@ -212,7 +197,7 @@ impl InFlight {
     /// The round of input that VS Code answers now.
     pub fn client_round_mut(&mut self) -> Option<&mut ClientRound> {
         match &mut self.phase {
-            RoundPhase::Client(round) => Some(round),
+            RoundPhase::Client(round) => Some(round.as_mut()),
             RoundPhase::Upstream => None,
         }
     }
@@ -336,18 +321,24 @@ impl Requests {
         self.upstream.clear();
     }
 
-    /// A request of VS Code goes upstream as `opening.upstream_id`, its first round.
-    pub fn open(&mut self, key: IdKey, opening: Opening) {
-        let Opening {
-            id,
-            method,
-            client_token,
-            progress_token,
-            upstream_id,
-            kept,
-            first_notice,
-            limit,
-        } = opening;
+    /// A request of VS Code goes upstream as `upstream_id`, its first round: its
+    /// first "still waiting" line comes after `first_notice`, or its time limit
+    /// `limit` first. The request is built here, in its place in the table: the
+    /// record of a request is large, and a copy of it on the way of every call
+    /// costs more than these arguments.
+    #[allow(clippy::too_many_arguments)]
+    pub fn open(
+        &mut self,
+        key: IdKey,
+        id: Value,
+        method: String,
+        client_token: Option<Value>,
+        progress_token: Option<u64>,
+        upstream_id: u64,
+        kept: Option<KeptRequest>,
+        first_notice: Duration,
+        limit: Duration,
+    ) {
         let now = Instant::now();
         let timer = self
             .deadlines
@@ -416,7 +407,7 @@ impl Requests {
             return false;
         };
         let asks = !round.pending.is_empty();
-        request.phase = RoundPhase::Client(round);
+        request.phase = RoundPhase::Client(Box::new(round));
         if asks {
             request.waiting_since = Instant::now();
             request.next_notice = first_notice;
@@ -487,7 +478,7 @@ impl Requests {
         request.schedule(key, &mut self.deadlines, limit);
         self.upstream
             .insert(upstream_id, Pending::Request(key.clone()));
-        Some(round)
+        Some(*round)
     }
 
     /// The "still waiting" line of `key` is written: the next one comes `every`
@@ -512,8 +503,8 @@ impl Requests {
 
     /// The next request of VS Code whose moment has come. Cancel-safe: the state
     /// is in the table.
-    pub async fn next_due(&mut self) -> IdKey {
-        self.deadlines.next().await
+    pub fn next_due(&mut self) -> impl Future<Output = IdKey> + '_ {
+        self.deadlines.next()
     }
 
     /// Closes a request of VS Code: it leaves the table with its upstream id, its
@@ -558,17 +549,18 @@ mod tests {
 
     const MINUTE: Duration = Duration::from_secs(60);
 
-    fn opening(id: i64, upstream_id: u64, progress: bool) -> Opening {
-        Opening {
-            id: json!(id),
-            method: "tools/call".into(),
-            client_token: progress.then(|| json!("t")),
-            progress_token: progress.then_some(upstream_id),
+    fn open(requests: &mut Requests, id: i64, upstream_id: u64, progress: bool) {
+        requests.open(
+            key(id),
+            json!(id),
+            "tools/call".into(),
+            progress.then(|| json!("t")),
+            progress.then_some(upstream_id),
             upstream_id,
-            kept: None,
-            first_notice: MINUTE,
-            limit: 2 * MINUTE,
-        }
+            None,
+            MINUTE,
+            2 * MINUTE,
+        );
     }
 
     fn key(id: i64) -> IdKey {
@@ -595,11 +587,11 @@ mod tests {
     async fn a_closed_request_leaves_nothing_behind() {
         let mut requests = Requests::new();
         let upstream_id = requests.next_upstream_id();
-        requests.open(key(7), opening(7, upstream_id, true));
+        open(&mut requests, 7, upstream_id, true);
         assert_eq!(requests.request_of(upstream_id).unwrap().id(), &json!(7));
         assert_eq!(requests.by_progress_token(upstream_id).unwrap().round(), 1);
-        let closed = requests.close(&key(7)).unwrap();
-        assert_eq!(closed.into_id(), json!(7));
+        let mut closed = requests.close(&key(7)).unwrap();
+        assert_eq!(closed.take_id(), json!(7));
         assert!(is_empty(&requests));
         assert!(requests.issued(upstream_id) && !requests.issued(upstream_id + 1));
     }
@@ -608,7 +600,7 @@ mod tests {
     async fn a_round_of_input_moves_the_request_to_a_new_upstream_id() {
         let mut requests = Requests::new();
         let first = requests.next_upstream_id();
-        requests.open(key(1), opening(1, first, true));
+        open(&mut requests, 1, first, true);
         assert_eq!(requests.take_pending(first), Some(Pending::Request(key(1))));
         let mut round = ClientRound::default();
         let asked = requests.ask_input(&key(1), &mut round, input("a"));
@@ -635,7 +627,7 @@ mod tests {
     async fn a_request_closed_during_its_round_of_input_takes_its_input_requests() {
         let mut requests = Requests::new();
         let upstream_id = requests.next_upstream_id();
-        requests.open(key(3), opening(3, upstream_id, false));
+        open(&mut requests, 3, upstream_id, false);
         requests.take_pending(upstream_id);
         let mut round = ClientRound::default();
         requests.ask_input(&key(3), &mut round, input("a"));
@@ -654,7 +646,7 @@ mod tests {
     async fn a_round_that_asks_nothing_does_not_wait() {
         let mut requests = Requests::new();
         let upstream_id = requests.next_upstream_id();
-        requests.open(key(4), opening(4, upstream_id, false));
+        open(&mut requests, 4, upstream_id, false);
         requests.take_pending(upstream_id);
         assert!(!requests.await_answers(&key(4), ClientRound::default(), MINUTE, MINUTE));
         assert!(matches!(

@@ -9,8 +9,8 @@
 use super::Session;
 use super::forward::invalid_response;
 use super::requests::{Answered, ClientRound, PendingInput};
-use crate::cause::{BridgeError, Cause};
-use crate::log::BRIDGE;
+use crate::catalogue::{BridgeDebug, BridgeError, Cause, InputInfo, InputWarning, RequestWarning};
+use crate::log::emit;
 use crate::rules::errors;
 use crate::rules::input::{
     Answer, Ask, Planned, RoundError, answer_of, elicitation_error_answer, plan_round,
@@ -35,11 +35,11 @@ impl Session {
         };
         let method = request.method().to_owned();
         if request.round() >= self.limits.max_rounds {
-            tracing::warn!(
-                target: BRIDGE,
-                "request {key} ({method}): the upstream server asked for input in {} rounds",
-                request.round()
-            );
+            emit!(InputWarning::TooManyRounds {
+                id: &key,
+                method: &method,
+                rounds: request.round(),
+            });
             let error = BridgeError::with_detail(
                 Cause::TooManyRounds,
                 format!("{} rounds", request.round()),
@@ -60,10 +60,11 @@ impl Session {
             Ok(plan) => plan,
             Err(error) => {
                 let detail = error.detail();
-                tracing::warn!(
-                    target: BRIDGE,
-                    "request {key} ({method}): the input requests of the upstream server failed: {detail}"
-                );
+                emit!(InputWarning::InputRequestsFailed {
+                    id: &key,
+                    method: &method,
+                    detail: &detail,
+                });
                 let cause = match error {
                     RoundError::InvalidResult(_) => Cause::InvalidResponse,
                     RoundError::TooMany { .. } => Cause::TooManyInputRequests,
@@ -99,10 +100,7 @@ impl Session {
                     key: input_key,
                     answer,
                 } => {
-                    tracing::warn!(
-                        target: BRIDGE,
-                        "input request '{input_key}': the bridge refused the URL of a URL elicitation, and the upstream server gets decline"
-                    );
+                    emit!(InputWarning::UrlRefused { key: &input_key });
                     round.answers.insert(input_key, answer);
                 }
                 Planned::Ask {
@@ -122,10 +120,12 @@ impl Session {
                         elicitation_id,
                     };
                     let bridge_id = self.requests.ask_input(&key, &mut round, input);
-                    tracing::debug!(
-                        target: BRIDGE,
-                        "request {key} ({method}): sent {input_method} to the client as request \"{bridge_id}\""
-                    );
+                    emit!(BridgeDebug::InputRequestSent {
+                        id: &key,
+                        method: &method,
+                        input_method,
+                        bridge_id: &bridge_id,
+                    });
                     self.out
                         .send(frame::request_frame(bridge_id.into(), input_method, params))
                         .await;
@@ -157,7 +157,9 @@ impl Session {
                 },
             )) => (key, input),
             Some((bridge_id, Answered::Link(answer))) => {
-                tracing::debug!(target: BRIDGE, "the client answered the request \"{bridge_id}\" of the upstream link");
+                emit!(BridgeDebug::LinkQuestionAnswered {
+                    bridge_id: &bridge_id
+                });
                 let _ = answer.send(outcome);
                 return;
             }
@@ -215,10 +217,11 @@ impl Session {
                         .and_then(Value::as_str)
                         .unwrap_or("no message")
                         .to_owned();
-                    tracing::info!(
-                        target: BRIDGE,
-                        "request {key} ({method}): the client answered an input request with an error: {message}"
-                    );
+                    emit!(InputInfo::ClientAnsweredWithError {
+                        id: &key,
+                        method: &method,
+                        message: &message,
+                    });
                     let error = errors::client_error(error).unwrap_or_else(|| {
                         invalid_response("the error of the client is not valid JSON-RPC")
                     });
@@ -264,10 +267,7 @@ impl Session {
             Some((bridge_id.to_owned(), owner))
         });
         if found.is_none() {
-            tracing::debug!(
-                target: BRIDGE,
-                "dropped an answer of the client with the id {id}: no request of the bridge with this id waits"
-            );
+            emit!(BridgeDebug::LateAnswer { id });
         }
         found
     }
@@ -276,11 +276,10 @@ impl Session {
     /// it goes out as a `b-N` request, and its answer goes back to the link.
     pub(super) async fn ask_client(&mut self, question: crate::upstream::ClientQuestion) {
         let bridge_id = self.requests.ask_for_link(question.answer);
-        tracing::debug!(
-            target: BRIDGE,
-            "the upstream link: sent {} to the client as request \"{bridge_id}\"",
-            question.method
-        );
+        emit!(BridgeDebug::LinkQuestionSent {
+            input_method: &question.method,
+            bridge_id: &bridge_id,
+        });
         self.out
             .send(frame::request_frame(
                 bridge_id.into(),
@@ -314,10 +313,11 @@ impl Session {
     }
 
     async fn fail_input(&mut self, key: &IdKey, method: &str, cause: Cause, detail: String) {
-        tracing::warn!(
-            target: BRIDGE,
-            "request {key} ({method}): the input requests of the upstream server failed: {detail}"
-        );
+        emit!(InputWarning::InputRequestsFailed {
+            id: key,
+            method,
+            detail: &detail,
+        });
         let error = BridgeError::with_detail(cause, detail);
         self.fail_request(key, error).await;
     }
@@ -338,7 +338,11 @@ impl Session {
                 let method = request.method().to_owned();
                 let detail =
                     format!("the request kept for its next round cannot be read back: {error}");
-                tracing::warn!(target: BRIDGE, "request {key} ({method}): {detail}");
+                emit!(RequestWarning::Failed {
+                    id: key,
+                    method: &method,
+                    detail: &detail,
+                });
                 let error = BridgeError::with_detail(Cause::OutOfMemory, detail);
                 self.fail_request(key, error).await;
                 return;

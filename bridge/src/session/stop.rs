@@ -3,8 +3,8 @@
 
 use super::requests::RoundPhase;
 use super::{Phase, Session, Step};
-use crate::cause::{BridgeError, Cause};
-use crate::log::BRIDGE;
+use crate::catalogue::{BridgeError, Cause, UpstreamLost, UpstreamStopped};
+use crate::log::emit;
 use crate::upstream::LinkEnd;
 use crate::wire::frame::{self, Outcome};
 
@@ -63,14 +63,16 @@ impl Session {
     /// Code starts the bridge again at the next tool call. Otherwise the requests in
     /// flight fail, and the next ones get `not_connected`.
     pub(super) async fn link_ended(&mut self, end: LinkEnd) -> Step {
-        let cause = if end.ends_session {
-            tracing::error!(target: BRIDGE, "{}", end.detail);
-            Cause::UpstreamExited
-        } else {
-            tracing::warn!(target: BRIDGE, "{}", end.detail);
-            Cause::TransportFailed
+        let error = match &end {
+            LinkEnd::Stopped(line) => {
+                emit!(UpstreamStopped: line);
+                BridgeError::with_detail(Cause::UpstreamExited, line.to_string())
+            }
+            LinkEnd::Lost(line) => {
+                emit!(UpstreamLost: line);
+                BridgeError::with_detail(Cause::TransportFailed, line.to_string())
+            }
         };
-        let error = BridgeError::with_detail(cause, end.detail);
         if matches!(self.phase, Phase::Initializing { .. })
             && let Phase::Initializing { client_id, .. } =
                 std::mem::replace(&mut self.phase, Phase::AwaitingInitialize)
@@ -80,7 +82,7 @@ impl Session {
                 .send(frame::error_frame(client_id, error.to_object()))
                 .await;
         }
-        let reason = if end.ends_session {
+        let reason = if end.ends_session() {
             "the upstream server stopped"
         } else {
             "the connection to the upstream server ended"
@@ -89,7 +91,7 @@ impl Session {
             self.close_request(&key, reason, Some(Outcome::Error(error.to_object())))
                 .await;
         }
-        if !end.ends_session {
+        if !end.ends_session() {
             self.disconnect();
             return Step::Continue;
         }

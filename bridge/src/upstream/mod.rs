@@ -16,7 +16,7 @@ pub mod stdio;
 
 pub(crate) use slot::UpstreamSlot;
 
-use crate::cause::{BridgeError, Cause};
+use crate::catalogue::{BridgeError, Cause, StartWarning, UpstreamLost, UpstreamStopped};
 use crate::rules::meta::RequestMeta;
 use crate::wire::frame::{Message, Outcome};
 use crate::wire::line_reader::Line;
@@ -158,16 +158,31 @@ pub enum UpstreamEvent {
 /// The size from which a complete result is announced with [`UpstreamEvent::LargeResult`].
 pub const LARGE_RESULT_BYTES: usize = 1 << 20;
 
-/// How a link ended.
+/// How a link ended; its line is also the `data.detail` of the requests in flight
+/// ("the upstream server exited with code 3").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkEnd {
-    /// What happened, for the bridge's line and the `data.detail` of the requests
-    /// in flight: "the upstream server exited with code 3".
-    pub detail: String,
-    /// Whether the session ends with the link (exit code 1, "When the upstream
-    /// server stops"). A link that ends without ending the session fails the
-    /// requests in flight, and the next requests get `not_connected`.
-    pub ends_session: bool,
+pub enum LinkEnd {
+    /// The upstream stopped, and the session ends with it (exit code 1, "When the
+    /// upstream server stops").
+    Stopped(UpstreamStopped),
+    /// The connection ended, and the session serves on: the requests in flight
+    /// fail, and the next requests get `not_connected`.
+    Lost(UpstreamLost),
+}
+
+impl LinkEnd {
+    /// Whether the session ends with the link.
+    pub fn ends_session(&self) -> bool {
+        matches!(self, Self::Stopped(_))
+    }
+
+    /// The text of its line, which is the `data.detail` of the requests in flight.
+    pub fn detail(&self) -> String {
+        match self {
+            Self::Stopped(line) => line.to_string(),
+            Self::Lost(line) => line.to_string(),
+        }
+    }
 }
 
 /// Why one upstream request failed in the link. Each kind maps to one cause in
@@ -303,7 +318,8 @@ impl OutgoingSink for mpsc::UnboundedSender<Outgoing> {
 
 /// What the upstream sends or does, in order, as the session reads it: from a
 /// channel that the link's tasks fill (HTTP, in-process), or from the child's
-/// stdout itself (stdio, issue 20: no task between the two).
+/// stdout itself (stdio: no task between the two, so a large
+/// line is never handed over between tasks).
 pub struct UpstreamEvents(Pin<Box<dyn Stream<Item = UpstreamEvent> + Send + Sync>>);
 
 impl UpstreamEvents {
@@ -375,15 +391,13 @@ impl ConnectError {
         }
     }
 
-    /// The warning line of the Output channel (without its prefix).
-    pub fn log_line(&self) -> String {
+    /// The warning line of the Output channel.
+    pub fn log_line(&self) -> StartWarning<'_> {
         match self {
-            Self::Spawn(error) => format!("cannot start the upstream command: {error}"),
+            Self::Spawn(error) => StartWarning::CannotStartCommand { error },
             // Reaching the upstream is the first step of server/discover.
-            Self::Connect(error) | Self::Tls(error) => format!("server/discover failed: {error}"),
-            Self::Configuration(error) => {
-                format!("cannot make the HTTP client for the upstream server: {error}")
-            }
+            Self::Connect(error) | Self::Tls(error) => StartWarning::DiscoverFailed { error },
+            Self::Configuration(error) => StartWarning::CannotMakeHttpClient { error },
         }
     }
 
@@ -410,8 +424,8 @@ impl ConnectError {
 /// means the session no longer waits for it: a link over HTTP closes that
 /// request's response stream. An HTTP link sends each request as a POST, turns an
 /// SSE event or a JSON body into an event with [`event_of_line`], a status into `RequestFailed`,
-/// and never sends [`UpstreamEvent::Ended`] with `ends_session` (an upstream at a
-/// URL never stops the bridge). A link that needs VS Code (the URL elicitation of
+/// and never sends [`UpstreamEvent::Ended`] with [`LinkEnd::Stopped`] (an upstream
+/// at a URL never stops the bridge). A link that needs VS Code (the URL elicitation of
 /// a sign-in after `notifications/initialized`) sends
 /// [`UpstreamEvent::AskClient`], and reads [`LinkContext::client`] to know whether
 /// it may.

@@ -13,7 +13,8 @@ use super::{
     ConnectError, Connector, LARGE_RESULT_BYTES, LinkContext, LinkEnd, Outgoing, OutgoingSink,
     UpstreamControl, UpstreamEvent, UpstreamEvents, UpstreamLink, event_of_line,
 };
-use crate::log::{BRIDGE, MCP_STDIO};
+use crate::catalogue::{StartWarning, StdioExit, UpstreamStopped};
+use crate::log::emit;
 use crate::wire::line_reader::LineReader;
 use crate::wire::write_through::{AtEnd, Job, WriteThrough};
 use std::ffi::OsString;
@@ -227,7 +228,7 @@ async fn supervise(mut child: Child, mut reports: Reports, group: ProcessGroup, 
             Ok(status) => status,
             Err(_) => {
                 if reports.session_listens() {
-                    tracing::warn!(target: BRIDGE, "the upstream server closed its stdout but did not exit, thus the bridge stops it");
+                    emit!(StartWarning::StdoutClosed);
                 }
                 group.stop(&mut child, grace).await
             }
@@ -280,16 +281,17 @@ impl fmt::Display for ExitReport {
 /// The `mcp_stdio` line of a process that exited while the session listens; the
 /// line of the bridge comes after it.
 pub fn log_exit(report: &ExitReport) {
-    tracing::warn!(target: MCP_STDIO, "stdio server exited ({}); no restart is left", report.short());
+    emit!(StdioExit::Exited {
+        exit: &report.short()
+    });
 }
 
 /// The last event of a process that exited: an end that ends the session (the
 /// bridge never starts the upstream again).
 pub fn exit_event(report: &ExitReport) -> UpstreamEvent {
-    UpstreamEvent::Ended(LinkEnd {
-        detail: format!("the upstream server exited with {report}"),
-        ends_session: true,
-    })
+    UpstreamEvent::Ended(LinkEnd::Stopped(UpstreamStopped::Exited {
+        exit: report.to_string(),
+    }))
 }
 
 fn report_of(status: std::io::Result<ExitStatus>) -> ExitReport {

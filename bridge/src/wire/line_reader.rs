@@ -1,6 +1,6 @@
 //! Reading newline-delimited lines with a limit on their length, into buffers that
 //! become the lines themselves: a 64 MiB line is read straight into the memory that
-//! the session then keeps, never copied out of a read buffer (issue 20).
+//! the session then keeps, never copied out of a read buffer.
 //!
 //! A line over the limit is not kept: the reader keeps only its first and last
 //! bytes, so that the id of the request can still be recovered for the error

@@ -1,7 +1,7 @@
 //! A frame written as pieces: its envelope and small members are copied into the
 //! write buffer, and a large member is written from where it already is (the line
 //! it was read in), so that a 64 MiB result or argument is never copied on its way
-//! through the bridge (issue 20: the peak memory of a large echo).
+//! through the bridge (the peak memory of a large echo).
 
 use std::io::Write;
 

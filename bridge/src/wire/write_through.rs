@@ -1,5 +1,5 @@
 //! An output that the sender writes itself while it is idle, and a writer task
-//! otherwise (issue 20: a frame that the output takes at once passes no task).
+//! otherwise: a frame that the output takes at once passes no task.
 //!
 //! The sender tries [`WriteThrough::write_now`] first. A frame that cannot be
 //! written at once (the output is full, the frame has a large member, or the

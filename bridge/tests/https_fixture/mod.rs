@@ -165,3 +165,15 @@ pub fn test_ca_file(dir: &std::path::Path) -> String {
     let paths = tls_fixtures::files::write_to(dir, &fixtures).unwrap();
     paths[0].display().to_string()
 }
+
+/// The URL of the sign-in line, once the bridge wrote it.
+pub async fn sign_in_url(peer: &mut StdioPeer) -> String {
+    let line = peer
+        .wait_stderr(crate::pipes::EXCHANGE, |line| {
+            line.starts_with("mcp-bridge-vscode: sign in at ")
+        })
+        .await
+        .expect("the sign-in line");
+    line.trim_start_matches("mcp-bridge-vscode: sign in at ")
+        .to_owned()
+}

@@ -22,12 +22,20 @@
 //!   without tasks, `roots.listChanged`, `sampling.tools` or `sampling.context`;
 //! - the only notification is `notifications/cancelled` of a request sent before;
 //! - the bridge sends no responses upstream (a 2026-07-28 server sends no requests).
+//!
+//! Toward an upstream at a URL (M4): the same checks on every POST that the fixture
+//! served, and the rules of HTTP ([`http`]); and the browser of the sign-in
+//! ([`browser`]).
 
+mod browser;
 mod client;
+mod http;
 mod upstream;
 
+pub use browser::check_browser;
 use client::client_side;
 pub use client::is_log_line;
+pub use http::{HttpInput, check_http};
 use upstream::upstream_side;
 
 use crate::schema::{Revision, Schemas};
@@ -91,7 +99,11 @@ impl Report<'_> {
 
     fn validate(&mut self, revision: Revision, def: &str, instance: &Value, frame: &Value) {
         if let Err(error) = self.schemas.validate(revision, def, instance) {
-            self.fail(&format!("schema {}", revision.name()), error, frame);
+            self.fail(
+                &format!("schema {}", revision.name()),
+                error.to_string(),
+                frame,
+            );
         }
     }
 }

@@ -26,11 +26,7 @@ impl AuthServer {
     pub(super) async fn authorize(&self, query: &str) -> Response<ResponseBody> {
         let params = match respond::parameters(query) {
             Ok(params) => params,
-            Err(name) => {
-                return respond::error_page(&format!(
-                    "The parameter {name} is given more than once."
-                ));
-            }
+            Err(twice) => return respond::error_page(&twice.to_string()),
         };
         let Some(client_id) = params.get("client_id").filter(|id| !id.is_empty()) else {
             return respond::error_page("The request has no client_id.");

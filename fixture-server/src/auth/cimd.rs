@@ -23,6 +23,31 @@ const MAX_DOCUMENT: usize = 64 << 10;
 /// How long a fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why a client ID metadata document is not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error("the URL is not valid ({0})")]
+    Url(url::ParseError),
+    #[error(
+        "the client ID must be an https URL with a path, without a fragment or user information"
+    )]
+    NotAClientId,
+    #[error("the file {path} cannot be read ({error})")]
+    File { path: String, error: std::io::Error },
+    #[error("the fetch failed: {0}")]
+    Fetch(crate::fetch::FetchError),
+    #[error("the fetch got the status {0}")]
+    Status(u16),
+    #[error("the document is not JSON")]
+    NotJson,
+    #[error("the client_id of the document is not its URL")]
+    ClientId,
+    #[error("the document's token_endpoint_auth_method is not none")]
+    AuthMethod,
+    #[error("the document does not list the redirect_uri")]
+    RedirectUri,
+}
+
 impl AuthServer {
     /// The client of the document at `client_id`, which must list `redirect_uri`; the
     /// error says why not.
@@ -30,23 +55,20 @@ impl AuthServer {
         &self,
         client_id: &str,
         redirect_uri: &str,
-    ) -> Result<Client, String> {
-        let url = Url::parse(client_id).map_err(|e| format!("the URL is not valid ({e})"))?;
+    ) -> Result<Client, DocumentError> {
+        let url = Url::parse(client_id).map_err(DocumentError::Url)?;
         if url.scheme() != "https"
             || url.path() == "/"
             || url.fragment().is_some()
             || !url.username().is_empty()
             || url.password().is_some()
         {
-            return Err(
-                "the client ID must be an https URL with a path, without a fragment or user information".into(),
-            );
+            return Err(DocumentError::NotAClientId);
         }
         let body = self.document_body(client_id, &url).await?;
-        let document: Value =
-            serde_json::from_slice(&body).map_err(|_| "the document is not JSON".to_owned())?;
+        let document: Value = serde_json::from_slice(&body).map_err(|_| DocumentError::NotJson)?;
         if document.get("client_id").and_then(Value::as_str) != Some(client_id) {
-            return Err("the client_id of the document is not its URL".into());
+            return Err(DocumentError::ClientId);
         }
         let redirect_uris: Vec<String> = document
             .get("redirect_uris")
@@ -61,7 +83,7 @@ impl AuthServer {
             .get("token_endpoint_auth_method")
             .and_then(Value::as_str);
         if method.is_some_and(|method| method != "none") {
-            return Err("the document's token_endpoint_auth_method is not none".into());
+            return Err(DocumentError::AuthMethod);
         }
         let client = Client {
             id: client_id.to_owned(),
@@ -74,14 +96,14 @@ impl AuthServer {
             origin: Origin::MetadataDocument,
         };
         if !client.allows_redirect(redirect_uri) {
-            return Err("the document does not list the redirect_uri".into());
+            return Err(DocumentError::RedirectUri);
         }
         Ok(client)
     }
 
     /// The bytes of the document at `url`: the file of `--cimd-document` for that
     /// URL, else a fetch.
-    async fn document_body(&self, client_id: &str, url: &Url) -> Result<Vec<u8>, String> {
+    async fn document_body(&self, client_id: &str, url: &Url) -> Result<Vec<u8>, DocumentError> {
         if let Some((_, path)) = self
             .options
             .cimd_documents
@@ -89,8 +111,10 @@ impl AuthServer {
             .rev()
             .find(|(mapped, _)| mapped == client_id)
         {
-            let body = std::fs::read(path)
-                .map_err(|e| format!("the file {} cannot be read ({e})", path.display()))?;
+            let body = std::fs::read(path).map_err(|error| DocumentError::File {
+                path: path.display().to_string(),
+                error,
+            })?;
             crate::info!(
                 "auth",
                 "/authorize: read the client ID metadata document of {client_id} from {}",
@@ -100,12 +124,9 @@ impl AuthServer {
         }
         let fetched = crate::fetch::get(url, &self.tls, MAX_DOCUMENT, FETCH_TIMEOUT)
             .await
-            .map_err(|e| format!("the fetch failed: {e}"))?;
+            .map_err(DocumentError::Fetch)?;
         if fetched.status != StatusCode::OK {
-            return Err(format!(
-                "the fetch got the status {}",
-                fetched.status.as_u16()
-            ));
+            return Err(DocumentError::Status(fetched.status.as_u16()));
         }
         crate::info!(
             "auth",

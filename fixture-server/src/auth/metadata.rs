@@ -14,9 +14,9 @@ pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 pub const STEP_UP_DESCRIPTION: &str = "The tool needs the scope mcp:write";
 
 impl AuthServer {
-    /// The URL of the protected resource metadata.
+    /// The URL of the protected resource metadata, at the origin of the resource.
     pub fn prm_url(&self) -> String {
-        format!("{}{PRM_PATH}", self.issuer)
+        format!("{}{PRM_PATH}", self.resource_origin)
     }
 
     /// The port of the issuer.
@@ -78,11 +78,35 @@ impl AuthServer {
         }
     }
 
-    /// The challenge of the step-up to `mcp:write` (RFC 6750 §3.1 `insufficient_scope`).
+    /// The challenge of the step-up to `mcp:write` (RFC 6750 §3.1 `insufficient_scope`):
+    /// the scopes the request needs, or with `--step-up-new-scope-only` the new one
+    /// alone, which a client must add to those it has.
     pub fn step_up_challenge(&self) -> String {
+        let scope = if self.options.step_up_new_scope_only {
+            WRITE.to_owned()
+        } else {
+            format!("{READ} {WRITE}")
+        };
         format!(
-            "Bearer error=\"insufficient_scope\", error_description=\"{STEP_UP_DESCRIPTION}\", resource_metadata=\"{}\", scope=\"{READ} {WRITE}\"",
+            "Bearer error=\"insufficient_scope\", error_description=\"{STEP_UP_DESCRIPTION}\", resource_metadata=\"{}\", scope=\"{scope}\"",
             self.prm_url()
         )
+    }
+}
+
+/// Whether `path` is one of the paths of the protected resource metadata.
+pub fn is_prm_path(path: &str) -> bool {
+    path == PRM_PATH || path == "/.well-known/oauth-protected-resource"
+}
+
+#[cfg(test)]
+mod prm_tests {
+    use super::*;
+
+    #[test]
+    fn both_paths_of_the_protected_resource_metadata_are_known() {
+        assert!(is_prm_path(PRM_PATH));
+        assert!(is_prm_path("/.well-known/oauth-protected-resource"));
+        assert!(!is_prm_path("/.well-known/oauth-authorization-server"));
     }
 }

@@ -57,10 +57,13 @@ pub const SCOPES: [&str; 2] = [READ, WRITE];
 
 /// The authorization server and the token check of the protected resource.
 pub struct AuthServer {
-    /// The origin, `https://127.0.0.1:PORT` (or `http://` with `--http`).
+    /// The origin, `https://127.0.0.1:PORT` (or `http://` with `--http`); with
+    /// `--separate-authorization-server` the origin of its own port.
     pub issuer: String,
     /// The MCP URL: the resource and the audience of every token.
     pub resource: String,
+    /// The origin of the MCP URL, which serves the protected resource metadata.
+    pub resource_origin: String,
     pub options: AuthOptions,
     pub clients: Clients,
     pub grants: Grants,
@@ -76,13 +79,14 @@ impl AuthServer {
         resource: &str,
         options: AuthOptions,
         ca_files: &[PathBuf],
-    ) -> Result<AuthServer, String> {
+    ) -> Result<AuthServer, crate::fetch::TrustError> {
         let issuer = resource
             .strip_suffix(crate::http_body::PATH)
             .unwrap_or(resource)
             .to_owned();
-        let tls = crate::fetch::connector(ca_files).map_err(|e| e.to_string())?;
+        let tls = crate::fetch::connector(ca_files)?;
         Ok(AuthServer {
+            resource_origin: issuer.clone(),
             issuer,
             resource: resource.to_owned(),
             options,
@@ -91,6 +95,27 @@ impl AuthServer {
             secrets: secrets::Secrets::default(),
             tls,
         })
+    }
+
+    /// The server of `--separate-authorization-server`: its issuer is the origin of
+    /// its own port.
+    pub fn with_issuer(mut self, issuer: String) -> AuthServer {
+        self.issuer = issuer;
+        self
+    }
+
+    /// Answers a request to the origin of `/mcp`, but `/mcp` itself: every path of the
+    /// server, or with `--separate-authorization-server` only the protected resource
+    /// metadata (the rest is on the other origin).
+    pub async fn handle_at_resource_origin(
+        &self,
+        request: Request<Incoming>,
+    ) -> Response<ResponseBody> {
+        let path = request.uri().path();
+        if self.options.separate_origin && !metadata::is_prm_path(path) {
+            return respond::not_found();
+        }
+        self.handle(request).await
     }
 
     /// Answers a request to every path but `/mcp`; never panics on what a client sends.
@@ -162,6 +187,13 @@ impl AuthServer {
             crate::info!("auth", "a POST without an access token gets 401");
             return Err(self.unauthorized(None));
         };
+        if self.options.refuse_access_tokens {
+            crate::info!(
+                "auth",
+                "--refuse-access-tokens: a POST with an access token gets 401"
+            );
+            return Err(self.unauthorized(Some("invalid_token")));
+        }
         let Some(access) = self.grants.access(token) else {
             crate::info!(
                 "auth",

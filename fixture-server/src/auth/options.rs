@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The lifetime of an access token without `--token-lifetime` (study §1.5).
 pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(900);
 /// The longest `--token-lifetime`: one year.
-const MAX_TOKEN_LIFETIME: u64 = 365 * 86_400;
+pub const MAX_TOKEN_LIFETIME: u64 = 365 * 86_400;
 
 /// The options of the authorization server; `enabled: false` is the plain server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +49,24 @@ pub struct AuthOptions {
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
     pub cimd_documents: Vec<(String, PathBuf)>,
+    /// `--separate-authorization-server`: the authorization server listens on a second
+    /// port of its own (another origin, another issuer); the origin of `/mcp` serves
+    /// only the protected resource metadata besides it. A client that sends its access
+    /// token anywhere but the MCP URL shows in the requests of that origin.
+    pub separate_origin: bool,
+    /// `--step-up-new-scope-only`: the challenge of the step-up names only `mcp:write`,
+    /// not the scopes the client has already: a client must ask for the union.
+    pub step_up_new_scope_only: bool,
+    /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
+    /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
+    /// step-up.
+    pub listen_needs_write: bool,
+    /// `--refuse-registration`: `/register` answers every registration with
+    /// `invalid_client_metadata`.
+    pub refuse_registration: bool,
+    /// `--refuse-access-tokens`: `/mcp` answers 401 `invalid_token` also to the access
+    /// tokens this server issued (a resource that refuses what its server signed).
+    pub refuse_access_tokens: bool,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -62,7 +80,13 @@ pub enum HostileEndpoint {
     Javascript,
     /// `file`: `file:///etc/passwd`.
     File,
+    /// `too-long`: an https endpoint of 8 KiB and one byte, longer than a client
+    /// may write to a terminal or a log line as one token.
+    TooLong,
 }
+
+/// The length of the endpoint of `too-long`: one byte over 8 KiB.
+pub const TOO_LONG_ENDPOINT_BYTES: usize = 8 * 1024 + 1;
 
 impl HostileEndpoint {
     /// The file that the shell payload of a server at `port` creates: a test
@@ -82,6 +106,11 @@ impl HostileEndpoint {
             }
             Self::Javascript => "javascript:alert(1)".into(),
             Self::File => "file:///etc/passwd".into(),
+            Self::TooLong => {
+                let start = format!("https://127.0.0.1:{port}/authorize?pad=");
+                let pad = TOO_LONG_ENDPOINT_BYTES.saturating_sub(start.len());
+                format!("{start}{}", "a".repeat(pad))
+            }
         }
     }
 }
@@ -118,103 +147,16 @@ impl Default for AuthOptions {
             hostile_redirect: None,
             prm_authorization_server: None,
             cimd_documents: Vec::new(),
+            separate_origin: false,
+            step_up_new_scope_only: false,
+            listen_needs_write: false,
+            refuse_registration: false,
+            refuse_access_tokens: false,
         }
     }
 }
 
-/// The options that need `--auth` (besides `--auth` and `--oauth`).
-pub const AUTH_OPTIONS: &[&str] = &[
-    "--no-registration",
-    "--cimd",
-    "--auth-ca-file",
-    "--deny",
-    "--no-iss",
-    "--forget-clients",
-    "--token-lifetime",
-    "--no-refresh-tokens",
-    "--invalid-grant",
-    "--hostile-authorization-endpoint",
-    "--hostile-redirect",
-    "--prm-authorization-server",
-    "--cimd-document",
-];
-
 impl AuthOptions {
-    /// Applies one option of [`AUTH_OPTIONS`] (or `--auth`, `--oauth`) with its value
-    /// (empty for a flag); the error names the option.
-    pub fn apply(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "--auth" | "--oauth" => self.enabled = true,
-            "--no-registration" => self.registration = false,
-            "--cimd" => self.cimd = true,
-            "--auth-ca-file" => self.ca_file = Some(value.into()),
-            "--deny" => self.deny = true,
-            "--no-iss" => self.iss = false,
-            "--forget-clients" => self.forget_clients = true,
-            "--token-lifetime" => {
-                let seconds = value
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|s| (1..=MAX_TOKEN_LIFETIME).contains(s) && !value.starts_with('+'))
-                    .ok_or_else(|| {
-                        format!(
-                            "the value '{value}' of --token-lifetime is not a number from 1 to {MAX_TOKEN_LIFETIME}"
-                        )
-                    })?;
-                self.token_lifetime = Duration::from_secs(seconds);
-            }
-            "--no-refresh-tokens" => self.refresh_tokens = false,
-            "--invalid-grant" => self.invalid_grant = true,
-            "--hostile-authorization-endpoint" => {
-                self.hostile_endpoint = Some(match value {
-                    "shell" => HostileEndpoint::Shell,
-                    "javascript" => HostileEndpoint::Javascript,
-                    "file" => HostileEndpoint::File,
-                    _ => {
-                        return Err(format!(
-                            "the value '{value}' of --hostile-authorization-endpoint is not shell, javascript or file"
-                        ));
-                    }
-                });
-            }
-            "--hostile-redirect" => {
-                self.hostile_redirect = Some(match value {
-                    "wrong-iss" => HostileRedirect::WrongIss,
-                    "wrong-state" => HostileRedirect::WrongState,
-                    "replayed-code" => HostileRedirect::ReplayedCode,
-                    _ => {
-                        return Err(format!(
-                            "the value '{value}' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
-                        ));
-                    }
-                });
-            }
-            "--prm-authorization-server" => {
-                let valid = url::Url::parse(value)
-                    .is_ok_and(|url| url.has_host() && matches!(url.scheme(), "http" | "https"));
-                if !valid {
-                    return Err(format!(
-                        "the value '{value}' of --prm-authorization-server is not an http or https URL"
-                    ));
-                }
-                self.prm_authorization_server = Some(value.to_owned());
-            }
-            "--cimd-document" => {
-                let (url, path) = value
-                    .split_once('=')
-                    .filter(|(url, path)| url.starts_with("https://") && !path.is_empty())
-                    .ok_or_else(|| {
-                        format!(
-                            "the value '{value}' of --cimd-document is not URL=PATH (an https URL)"
-                        )
-                    })?;
-                self.cimd_documents.push((url.to_owned(), path.into()));
-            }
-            other => return Err(format!("unknown argument '{other}'")),
-        }
-        Ok(())
-    }
-
     /// Whether an option other than `--auth` was given.
     pub fn has_sub_options(&self) -> bool {
         AuthOptions {
@@ -229,78 +171,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_auth_option_fills_its_field() {
-        let mut auth = AuthOptions::default();
-        for (name, value) in [
-            ("--oauth", ""),
-            ("--no-registration", ""),
-            ("--cimd", ""),
-            ("--auth-ca-file", "/tmp/ca.crt"),
-            ("--deny", ""),
-            ("--no-iss", ""),
-            ("--forget-clients", ""),
-            ("--token-lifetime", "5"),
-            ("--no-refresh-tokens", ""),
-            ("--invalid-grant", ""),
-            ("--hostile-authorization-endpoint", "javascript"),
-            ("--hostile-redirect", "wrong-state"),
-            ("--prm-authorization-server", "http://127.0.0.1:9"),
-            ("--cimd-document", "https://d.example/c.json=/tmp/c.json"),
-        ] {
-            auth.apply(name, value).unwrap();
-        }
-        assert!(auth.enabled && !auth.registration && auth.cimd && auth.deny);
-        assert!(!auth.iss && auth.forget_clients && !auth.refresh_tokens && auth.invalid_grant);
-        assert_eq!(auth.ca_file, Some(PathBuf::from("/tmp/ca.crt")));
-        assert_eq!(auth.token_lifetime, Duration::from_secs(5));
-        assert_eq!(auth.hostile_endpoint, Some(HostileEndpoint::Javascript));
-        assert_eq!(auth.hostile_redirect, Some(HostileRedirect::WrongState));
-        assert_eq!(
-            auth.prm_authorization_server.as_deref(),
-            Some("http://127.0.0.1:9")
-        );
-        assert_eq!(
-            auth.cimd_documents,
-            [(
-                "https://d.example/c.json".to_owned(),
-                PathBuf::from("/tmp/c.json")
-            )]
-        );
-        assert!(auth.has_sub_options());
-    }
-
-    #[test]
-    fn a_bad_token_lifetime_names_the_option() {
-        let mut auth = AuthOptions::default();
-        assert_eq!(
-            auth.apply("--token-lifetime", "0").unwrap_err(),
-            "the value '0' of --token-lifetime is not a number from 1 to 31536000"
-        );
-        assert!(auth.apply("--token-lifetime", "+5").is_err());
-        assert_eq!(
-            auth.apply("--hostile-redirect", "x").unwrap_err(),
-            "the value 'x' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
-        );
-        assert_eq!(
-            auth.apply("--hostile-authorization-endpoint", "")
-                .unwrap_err(),
-            "the value '' of --hostile-authorization-endpoint is not shell, javascript or file"
-        );
-        assert!(
-            auth.apply("--prm-authorization-server", "javascript:x")
-                .is_err()
-        );
-        assert!(auth.apply("--cimd-document", "http://d/c.json=/x").is_err());
-        assert!(auth.apply("--cimd-document", "https://d/c.json").is_err());
-        assert!(!auth.has_sub_options());
-    }
-
-    #[test]
     fn the_shell_endpoint_would_create_its_marker_in_a_shell() {
         assert_eq!(
             HostileEndpoint::Shell.url(8443),
             "https://127.0.0.1:8443/authorize;touch${IFS}/tmp/bridge-fixture-pwned-8443;$(touch${IFS}/tmp/bridge-fixture-pwned-8443)"
         );
         assert_eq!(HostileEndpoint::File.url(1), "file:///etc/passwd");
+        assert_eq!(
+            HostileEndpoint::TooLong.url(8443).len(),
+            TOO_LONG_ENDPOINT_BYTES
+        );
     }
 }

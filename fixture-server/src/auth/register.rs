@@ -25,6 +25,10 @@ fn metadata_error(description: &str) -> Response<ResponseBody> {
 
 impl AuthServer {
     pub(super) async fn register(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        if self.options.refuse_registration {
+            crate::info!("auth", "--refuse-registration: a registration gets 400");
+            return metadata_error("--refuse-registration: this server registers no client.");
+        }
         let Some(body) = respond::body(request.into_body()).await else {
             return metadata_error("The body is too large or unreadable.");
         };

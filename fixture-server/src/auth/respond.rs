@@ -114,13 +114,17 @@ pub fn method_not_allowed(allow: &'static str) -> Response<ResponseBody> {
     response
 }
 
-/// The parameters of a query string or a form. A parameter given twice is an error
-/// (RFC 6749 §3.1, §3.2): `Err(name)`.
-pub fn parameters(text: &str) -> Result<HashMap<String, String>, String> {
+/// A parameter of a query string or a form given twice (RFC 6749 §3.1, §3.2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("The parameter {0} is given more than once.")]
+pub struct DuplicateParameter(pub String);
+
+/// The parameters of a query string or a form; a parameter given twice is an error.
+pub fn parameters(text: &str) -> Result<HashMap<String, String>, DuplicateParameter> {
     let mut map = HashMap::new();
     for (name, value) in url::form_urlencoded::parse(text.as_bytes()) {
         if map.insert(name.to_string(), value.into_owned()).is_some() {
-            return Err(name.into_owned());
+            return Err(DuplicateParameter(name.into_owned()));
         }
     }
     Ok(map)
@@ -157,7 +161,10 @@ mod tests {
 
     #[test]
     fn a_parameter_given_twice_is_refused() {
-        assert_eq!(parameters("a=1&b=2&a=3"), Err("a".to_owned()));
+        assert_eq!(
+            parameters("a=1&b=2&a=3"),
+            Err(DuplicateParameter("a".to_owned()))
+        );
         let map = parameters("scope=mcp%3Aread+mcp%3Awrite&x=").unwrap();
         assert_eq!(map["scope"], "mcp:read mcp:write");
         assert_eq!(map["x"], "");

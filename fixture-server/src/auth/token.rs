@@ -56,12 +56,8 @@ impl AuthServer {
             .ok_or_else(|| bad("invalid_request", "The body is too large or unreadable."))?;
         let text = std::str::from_utf8(&body)
             .map_err(|_| bad("invalid_request", "The body is not UTF-8."))?;
-        let params = respond::parameters(text).map_err(|name| {
-            bad(
-                "invalid_request",
-                &format!("The parameter {name} is given more than once."),
-            )
-        })?;
+        let params = respond::parameters(text)
+            .map_err(|twice| bad("invalid_request", &twice.to_string()))?;
         let client = self.authenticate(&parts.headers, &params)?;
         if params
             .get("resource")

@@ -84,7 +84,7 @@ pub fn prompts() -> Vec<PromptSpec> {
                 None,
             ),
             handler: |c| Box::pin(toggled(c)),
-            switch: Some(crate::catalog::Switch::Prompt),
+            switch: Some(crate::switch::Switch::Prompt),
         },
     ]
 }

@@ -6,8 +6,8 @@
 use rmcp::model::ErrorData;
 
 use super::mrtr::{irr_elicitation, said, sampling_round};
-use crate::catalog::Switch;
 use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, tool};
+use crate::switch::Switch;
 use crate::tools::args::Args;
 use crate::tools::text;
 
@@ -68,7 +68,7 @@ async fn missing_capability(call: ToolCall) -> Result<ToolReply, ErrorData> {
 /// Flips the switch, so that every call changes the list.
 async fn trigger(call: ToolCall, switch: Switch) -> Result<ToolReply, ErrorData> {
     Args::of(&call).only(&[])?;
-    let session = &call.call.session;
+    let session = &call.call.host;
     let enabled = !session.enabled(switch);
     session.set_enabled(switch, enabled);
     let (what, state) = match (switch, enabled) {

@@ -13,7 +13,7 @@ use hyper::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use rmcp::model::{ErrorCode, ErrorData};
 
-use super::headers::{self, HEADER_MISMATCH};
+use super::headers::{self, HEADER_MISMATCH, HeaderMismatch};
 use super::sse::{self, StreamSettings};
 use crate::auth::grants::Access;
 use crate::auth::{self, AuthServer};
@@ -81,6 +81,11 @@ impl Endpoint {
         self
     }
 
+    /// The authorization server of `--auth`, which a separate origin serves too.
+    pub fn auth(&self) -> Option<&Arc<AuthServer>> {
+        self.auth.as_ref()
+    }
+
     /// Whether the request carries the token, when one is needed. Compared in
     /// constant time, as a server should.
     fn authorized(&self, headers: &hyper::HeaderMap) -> bool {
@@ -101,10 +106,21 @@ impl Endpoint {
     }
 
     /// Answers one HTTP request; never fails, never panics on what the client sends.
+    /// With `--print-exchanges` each request of any path also gets its `http:` line.
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        if !self.print_exchanges {
+            return self.answer(request).await;
+        }
+        let seen = super::exchanges::Seen::of(super::exchanges::Origin::Resource, &request);
+        let response = self.answer(request).await;
+        seen.print(response.status());
+        response
+    }
+
+    async fn answer(&self, request: Request<Incoming>) -> Response<ResponseBody> {
         if request.uri().path() != PATH {
             if let Some(auth) = &self.auth {
-                return auth.handle(request).await;
+                return auth.handle_at_resource_origin(request).await;
             }
             return text(
                 StatusCode::NOT_FOUND,
@@ -195,10 +211,21 @@ impl Endpoint {
                 );
             }
         };
+        let message = wire::parse(&body);
+        // A step-up refuses the POST before it is served: like a POST without a token,
+        // it is no exchange (its request goes again with a new token), only its
+        // `http:` line.
+        if let Ok(Message::Request(request)) = &message
+            && let (Some(auth), Some(access)) = (&self.auth, access)
+            && self.needs_write(auth, request)
+            && !access.scopes.iter().any(|scope| scope == auth::WRITE)
+        {
+            return auth.step_up();
+        }
         if self.print_exchanges {
             super::exchanges::print(post, &parts.headers, &body);
         }
-        match wire::parse(&body) {
+        match message {
             Err(refusal) => error(StatusCode::BAD_REQUEST, refusal.id.as_ref(), refusal.error),
             Ok(Message::Response) => error(
                 StatusCode::BAD_REQUEST,
@@ -216,15 +243,7 @@ impl Endpoint {
                 methods::notification(&self.session, notification);
                 empty(StatusCode::ACCEPTED)
             }
-            Ok(Message::Request(request)) => {
-                if let (Some(auth), Some(access)) = (&self.auth, access)
-                    && needs_write(&request)
-                    && !access.scopes.iter().any(|scope| scope == auth::WRITE)
-                {
-                    return auth.step_up();
-                }
-                self.request(&parts.headers, request).await
-            }
+            Ok(Message::Request(request)) => self.request(&parts.headers, request).await,
         }
     }
 
@@ -233,7 +252,7 @@ impl Endpoint {
         &self,
         headers: &hyper::HeaderMap,
         request: &wire::Request,
-    ) -> Result<(), String> {
+    ) -> Result<(), HeaderMismatch> {
         if request.method != "tools/call" {
             return Ok(());
         }
@@ -260,7 +279,7 @@ impl Endpoint {
             headers::check_request(headers, &request.method, request.params.as_ref())
                 .and_then(|()| self.check_tool_headers(headers, &request))
         {
-            let mismatch = ErrorData::new(ErrorCode(HEADER_MISMATCH), message, None);
+            let mismatch = ErrorData::new(ErrorCode(HEADER_MISMATCH), message.to_string(), None);
             return error(StatusCode::BAD_REQUEST, Some(&id), mismatch);
         }
         if !methods::serves(&self.session, &request.method) {
@@ -310,16 +329,21 @@ impl Endpoint {
     }
 }
 
-/// Whether a request is a `tools/call` of `guarded`, which needs `mcp:write` (study
-/// §1.5: the resource decides, not the tool).
-fn needs_write(request: &wire::Request) -> bool {
-    request.method == "tools/call"
-        && request
-            .params
-            .as_ref()
-            .and_then(|params| params.get("name"))
-            .and_then(|name| name.as_str())
-            == Some(crate::tools::guarded::NAME)
+impl Endpoint {
+    /// Whether a request needs `mcp:write`: a `tools/call` of `guarded` (study §1.5:
+    /// the resource decides, not the tool), and with `--listen-needs-write` a
+    /// `subscriptions/listen`.
+    fn needs_write(&self, auth: &AuthServer, request: &wire::Request) -> bool {
+        let guarded = request.method == "tools/call"
+            && request
+                .params
+                .as_ref()
+                .and_then(|params| params.get("name"))
+                .and_then(|name| name.as_str())
+                == Some(crate::tools::guarded::NAME);
+        let listen = auth.options.listen_needs_write && request.method == "subscriptions/listen";
+        guarded || listen
+    }
 }
 
 /// Closing the response stream before the response cancels the request

@@ -3,17 +3,27 @@
 //! the server. A runner of transcripts reads them to check what a client sent over
 //! HTTP (its headers and its JSON-RPC message), as it reads the frames of stdio.
 //!
+//! An exchange is a POST that the endpoint serves: a POST refused before it is
+//! served (no token, a step-up, `--fail-status`) has none, since its request goes
+//! again or fails without an answer of the server.
+//!
+//! Besides, every HTTP request of any path, on the origin of `/mcp` and on the origin
+//! of `--separate-authorization-server`, gets one line once it is answered,
+//! `http: {"origin":"resource"|"authorization","method":M,"path":P,"headers":{...},"status":S}`
+//! (the path without its query, which holds the secrets of a sign-in): what a runner
+//! needs to check where a client sends its headers and its token.
+//!
 //! Header names are lowercase; a name that comes twice has its values joined by
 //! ", ". The credential of `Authorization` is never printed: only its scheme and
 //! `[redacted]`.
 
 use std::io::Write;
 
-use hyper::HeaderMap;
+use hyper::{HeaderMap, Request, StatusCode};
 use serde_json::{Map, Value, json};
 
-/// The line of one POST.
-pub fn line(post: u64, headers: &HeaderMap, body: &[u8]) -> String {
+/// The headers of a request as the lines show them.
+fn shown(headers: &HeaderMap) -> Map<String, Value> {
     let mut shown = Map::new();
     for name in headers.keys() {
         let values: Vec<String> = headers
@@ -28,20 +38,73 @@ pub fn line(post: u64, headers: &HeaderMap, body: &[u8]) -> String {
         }
         shown.insert(name.as_str().to_owned(), Value::String(value));
     }
+    shown
+}
+
+/// The line of one POST.
+pub fn line(post: u64, headers: &HeaderMap, body: &[u8]) -> String {
     let body = serde_json::from_slice::<Value>(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
     format!(
         "exchange: {}",
-        json!({"post": post, "headers": shown, "body": body})
+        json!({"post": post, "headers": shown(headers), "body": body})
     )
 }
 
 /// Writes the line of one POST to stdout. A stdout that fails loses the line only:
 /// the request is still served.
 pub fn print(post: u64, headers: &HeaderMap, body: &[u8]) {
+    write_line(&line(post, headers, body));
+}
+
+fn write_line(line: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", line(post, headers, body));
+    let _ = writeln!(stdout, "{line}");
     let _ = stdout.flush();
+}
+
+/// The origin that a request reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The origin of `/mcp` (and of its protected resource metadata).
+    Resource,
+    /// The origin of `--separate-authorization-server`.
+    Authorization,
+}
+
+impl Origin {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Resource => "resource",
+            Self::Authorization => "authorization",
+        }
+    }
+}
+
+/// A request as it came, kept until its answer: its `http:` line.
+pub struct Seen {
+    record: Map<String, Value>,
+}
+
+impl Seen {
+    pub fn of<B>(origin: Origin, request: &Request<B>) -> Seen {
+        let mut record = Map::new();
+        record.insert("origin".into(), json!(origin.name()));
+        record.insert("method".into(), json!(request.method().as_str()));
+        record.insert("path".into(), json!(request.uri().path()));
+        record.insert("headers".into(), Value::Object(shown(request.headers())));
+        Seen { record }
+    }
+
+    /// The line, with the status of the answer.
+    pub fn line(mut self, status: StatusCode) -> String {
+        self.record.insert("status".into(), json!(status.as_u16()));
+        format!("http: {}", Value::Object(self.record))
+    }
+
+    pub fn print(self, status: StatusCode) {
+        write_line(&self.line(status));
+    }
 }
 
 #[cfg(test)]
@@ -70,6 +133,22 @@ mod tests {
             value,
             json!({"post": 3, "headers": {"mcp-method": "tools/call", "authorization": "Bearer [redacted]", "x-twice": "a, b"},
                 "body": {"jsonrpc":"2.0","id":1,"method":"tools/call"}})
+        );
+    }
+
+    #[test]
+    fn an_http_line_has_the_origin_the_path_without_query_and_no_credential() {
+        let request = Request::post("/token?code=secret-code")
+            .header("Authorization", "Basic c2VjcmV0")
+            .body(())
+            .unwrap();
+        let line = Seen::of(Origin::Authorization, &request).line(StatusCode::OK);
+        assert!(!line.contains("secret"), "{line}");
+        let value: Value = serde_json::from_str(line.strip_prefix("http: ").unwrap()).unwrap();
+        assert_eq!(
+            value,
+            json!({"origin": "authorization", "method": "POST", "path": "/token",
+                "headers": {"authorization": "Basic [redacted]"}, "status": 200})
         );
     }
 

@@ -21,6 +21,52 @@ const METHOD: &str = "mcp-method";
 const NAME: &str = "mcp-name";
 const KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
+/// Why the metadata headers of a request do not fit its body; the message goes to the
+/// client with [`HEADER_MISMATCH`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderMismatch {
+    #[error("Header mismatch: the request has no MCP-Protocol-Version header.")]
+    NoVersion,
+    #[error(
+        "Header mismatch: MCP-Protocol-Version header value '{header}' does not match body value '{body}'."
+    )]
+    Version { header: String, body: String },
+    #[error("Header mismatch: the request has no Mcp-Method header.")]
+    NoMethod,
+    #[error(
+        "Header mismatch: Mcp-Method header value '{header}' does not match body value '{body}'."
+    )]
+    Method { header: String, body: String },
+    #[error("Header mismatch: a {0} request needs an Mcp-Name header.")]
+    NoName(String),
+    #[error("Header mismatch: the Mcp-Name header is not valid =?base64?...?= text.")]
+    NameNotBase64,
+    #[error(
+        "Header mismatch: Mcp-Name header value '{header}' does not match body value '{body}'."
+    )]
+    Name { header: String, body: String },
+    #[error(
+        "Header mismatch: the header Mcp-Param-{header} is sent, but the argument '{parameter}' has no value."
+    )]
+    ParamWithoutValue { header: String, parameter: String },
+    #[error("Header mismatch: the argument '{parameter}' needs the header Mcp-Param-{header}.")]
+    NoParam { header: String, parameter: String },
+    #[error("Header mismatch: the header Mcp-Param-{0} is not valid =?base64?...?= text.")]
+    ParamNotBase64(String),
+    #[error(
+        "Header mismatch: Mcp-Param-{header} header value '{header_value}' does not match body value '{body}'."
+    )]
+    Param {
+        header: String,
+        header_value: String,
+        body: String,
+    },
+    #[error("Header mismatch: the header {0} is repeated.")]
+    Repeated(String),
+    #[error("Header mismatch: the header {0} holds characters that are not allowed.")]
+    NotAllowed(String),
+}
+
 /// Whether an `Origin` header, when present, names a loopback page: a page of another
 /// host must not reach a local server (security: DNS rebinding).
 pub fn origin_allowed(headers: &HeaderMap) -> bool {
@@ -91,9 +137,8 @@ pub fn check_request(
     headers: &HeaderMap,
     method: &str,
     params: Option<&Map<String, Value>>,
-) -> Result<(), String> {
-    let version = single(headers, PROTOCOL_VERSION)?
-        .ok_or("Header mismatch: the request has no MCP-Protocol-Version header.")?;
+) -> Result<(), HeaderMismatch> {
+    let version = single(headers, PROTOCOL_VERSION)?.ok_or(HeaderMismatch::NoVersion)?;
     let body_version = params
         .and_then(|params| params.get("_meta"))
         .and_then(|meta| meta.get(KEY_VERSION))
@@ -102,34 +147,34 @@ pub fn check_request(
     if let Some(body_version) = body_version
         && body_version != version
     {
-        return Err(format!(
-            "Header mismatch: MCP-Protocol-Version header value '{version}' does not match body value '{body_version}'."
-        ));
+        return Err(HeaderMismatch::Version {
+            header: version,
+            body: body_version.to_owned(),
+        });
     }
-    let header_method =
-        single(headers, METHOD)?.ok_or("Header mismatch: the request has no Mcp-Method header.")?;
+    let header_method = single(headers, METHOD)?.ok_or(HeaderMismatch::NoMethod)?;
     if header_method != method {
-        return Err(format!(
-            "Header mismatch: Mcp-Method header value '{header_method}' does not match body value '{method}'."
-        ));
+        return Err(HeaderMismatch::Method {
+            header: header_method,
+            body: method.to_owned(),
+        });
     }
     let name_member = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
         _ => return Ok(()),
     };
-    let header_name = single(headers, NAME)?
-        .ok_or_else(|| format!("Header mismatch: a {method} request needs an Mcp-Name header."))?;
-    let header_name = decode(&header_name)
-        .ok_or("Header mismatch: the Mcp-Name header is not valid =?base64?...?= text.")?;
+    let header_name =
+        single(headers, NAME)?.ok_or_else(|| HeaderMismatch::NoName(method.to_owned()))?;
+    let header_name = decode(&header_name).ok_or(HeaderMismatch::NameNotBase64)?;
     let body_name = params
         .and_then(|params| params.get(name_member))
         .and_then(Value::as_str);
     if body_name != Some(header_name.as_str()) {
-        return Err(format!(
-            "Header mismatch: Mcp-Name header value '{header_name}' does not match body value '{}'.",
-            body_name.unwrap_or("(none)")
-        ));
+        return Err(HeaderMismatch::Name {
+            header: header_name,
+            body: body_name.unwrap_or("(none)").to_owned(),
+        });
     }
     Ok(())
 }
@@ -142,7 +187,7 @@ pub fn check_params(
     headers: &HeaderMap,
     schema: &Map<String, Value>,
     arguments: Option<&Map<String, Value>>,
-) -> Result<(), String> {
+) -> Result<(), HeaderMismatch> {
     let Some(Value::Object(properties)) = schema.get("properties") else {
         return Ok(());
     };
@@ -160,26 +205,25 @@ pub fn check_params(
             Some(scalar @ (Value::Bool(_) | Value::Number(_))) => scalar.to_string(),
             Some(_) => continue,
             None if sent.is_some() => {
-                return Err(format!(
-                    "Header mismatch: the header Mcp-Param-{header} is sent, but the argument '{parameter}' has no value."
-                ));
+                return Err(HeaderMismatch::ParamWithoutValue {
+                    header: header.to_owned(),
+                    parameter: parameter.clone(),
+                });
             }
             None => continue,
         };
-        let sent = sent.ok_or_else(|| {
-            format!(
-                "Header mismatch: the argument '{parameter}' needs the header Mcp-Param-{header}."
-            )
+        let sent = sent.ok_or_else(|| HeaderMismatch::NoParam {
+            header: header.to_owned(),
+            parameter: parameter.clone(),
         })?;
-        let decoded = decode(&sent).ok_or_else(|| {
-            format!(
-                "Header mismatch: the header Mcp-Param-{header} is not valid =?base64?...?= text."
-            )
-        })?;
+        let decoded =
+            decode(&sent).ok_or_else(|| HeaderMismatch::ParamNotBase64(header.to_owned()))?;
         if decoded != expected {
-            return Err(format!(
-                "Header mismatch: Mcp-Param-{header} header value '{decoded}' does not match body value '{expected}'."
-            ));
+            return Err(HeaderMismatch::Param {
+                header: header.to_owned(),
+                header_value: decoded,
+                body: expected,
+            });
         }
     }
     Ok(())
@@ -187,17 +231,17 @@ pub fn check_params(
 
 /// The one value of a header: `None` when absent; an error when repeated or when it
 /// holds characters outside visible ASCII, space and tab.
-fn single(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
+fn single(headers: &HeaderMap, name: &str) -> Result<Option<String>, HeaderMismatch> {
     let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
     };
     if values.next().is_some() {
-        return Err(format!("Header mismatch: the header {name} is repeated."));
+        return Err(HeaderMismatch::Repeated(name.to_owned()));
     }
-    let text = value.to_str().map_err(|_| {
-        format!("Header mismatch: the header {name} holds characters that are not allowed.")
-    })?;
+    let text = value
+        .to_str()
+        .map_err(|_| HeaderMismatch::NotAllowed(name.to_owned()))?;
     Ok(Some(text.to_owned()))
 }
 
@@ -244,7 +288,7 @@ mod tests {
         }}));
         let args = params(json!({"region": "Hello", "priority": 3, "query": "q"}));
         let check = |pairs: &[(&'static str, &'static str)], args: &Map<String, Value>| {
-            check_params(&headers(pairs), &schema, Some(args))
+            check_params(&headers(pairs), &schema, Some(args)).map_err(|e| e.to_string())
         };
         let both = [("mcp-param-region", "Hello"), ("mcp-param-priority", "3")];
         assert_eq!(check(&both, &args), Ok(()));
@@ -277,6 +321,7 @@ mod tests {
         assert!(
             check(&both, &region_only)
                 .unwrap_err()
+                .to_string()
                 .contains("has no value")
         );
         // The literal text of an incomplete sentinel is the value itself.
@@ -337,7 +382,9 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "echo"),
         ]);
-        let error = check_request(&wrong, "tools/call", Some(&body)).unwrap_err();
+        let error = check_request(&wrong, "tools/call", Some(&body))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("'echo' does not match"), "{error}");
         let missing = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
@@ -357,6 +404,7 @@ mod tests {
         assert!(
             check_request(&old, "tools/list", Some(&body))
                 .unwrap_err()
+                .to_string()
                 .contains("MCP-Protocol-Version")
         );
         let other = headers(&[
@@ -366,12 +414,14 @@ mod tests {
         assert!(
             check_request(&other, "tools/list", Some(&body))
                 .unwrap_err()
+                .to_string()
                 .contains("Mcp-Method")
         );
         let none = headers(&[("mcp-method", "tools/list")]);
         assert!(
             check_request(&none, "tools/list", Some(&body))
                 .unwrap_err()
+                .to_string()
                 .contains("no MCP-Protocol-Version")
         );
         let twice = headers(&[
@@ -382,6 +432,7 @@ mod tests {
         assert!(
             check_request(&twice, "tools/list", Some(&body))
                 .unwrap_err()
+                .to_string()
                 .contains("repeated")
         );
     }

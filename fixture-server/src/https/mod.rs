@@ -12,8 +12,10 @@
 //! POST reaches the listen stream of another.
 //!
 //! On start, stdout gets the URL (`https://127.0.0.1:PORT/mcp`) as its first line and,
-//! with TLS, `ca-file: PATH` as its second: the CA certificate a client must trust.
-//! Stdout carries nothing else. The server stops at the end of stdin or on SIGTERM:
+//! with TLS, `ca-file: PATH` as its second: the CA certificate a client must trust;
+//! with `--separate-authorization-server`, `authorization-server: URL` (its origin)
+//! follows. Stdout carries nothing else but the lines of `--print-exchanges`
+//! ([`exchanges`]). The server stops at the end of stdin or on SIGTERM:
 //! listen streams get their graceful response, requests in flight get
 //! [`END_OF_INPUT_GRACE`](crate::END_OF_INPUT_GRACE), and the process exits with 0.
 //!
@@ -25,9 +27,12 @@
 //! - [`endpoint`]: `/mcp`, its checks and the choice of the response;
 //! - [`headers`]: `Origin`, `Accept`, and the request metadata headers (-32020);
 //! - [`sse`]: the response streams, keep-alive comments and the stream faults;
+//! - [`exchanges`]: the lines of `--print-exchanges`;
+//! - [`authorization_origin`]: the authorization server on an origin of its own;
 //! - the authorization server of `--auth` is [`crate::auth`]: the endpoint hands it
 //!   every path but `/mcp`, and asks it for the check of each POST.
 
+pub mod authorization_origin;
 pub mod endpoint;
 pub mod exchanges;
 pub mod headers;
@@ -107,7 +112,24 @@ pub async fn run(
     };
     let port = listener.local_addr().map_or(http.port, |a| a.port());
     let host = http.host.as_deref().unwrap_or("127.0.0.1");
-    let url = match announce(host, port, tls.as_ref()) {
+    // The authorization server of its own origin listens before the URLs are out.
+    let separate = if auth.enabled && auth.separate_origin {
+        match TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await {
+            Ok(listener) => Some(listener),
+            Err(e) => {
+                error!("http", "cannot listen for the authorization server: {e}");
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let issuer = separate.as_ref().map(|listener| {
+        let port = listener.local_addr().map_or(0, |a| a.port());
+        format!("{scheme}://{host}:{port}")
+    });
+    let url = match announce(host, port, tls.as_ref(), issuer.as_deref()) {
         Ok(url) => url,
         Err(e) => {
             error!("http", "stdout failed: the URL could not be announced: {e}");
@@ -115,7 +137,8 @@ pub async fn run(
         }
     };
     let ca_file = tls.as_ref().map(|tls| tls.ca_file.clone());
-    let (endpoint, mut controls) = match endpoint(&config, &http, &auth, &url, ca_file) {
+    let made = endpoint(&config, &http, &auth, &url, ca_file, issuer);
+    let (endpoint, mut controls) = match made {
         Ok(made) => made,
         Err(e) => {
             error!("http", "the server cannot start: {e}");
@@ -129,11 +152,24 @@ pub async fn run(
         .map(|tls| tokio_rustls::TlsAcceptor::from(Arc::clone(&tls.config)));
     let accepting = tokio::spawn(server::accept(
         listener,
-        acceptor,
+        acceptor.clone(),
         Arc::clone(&endpoint),
         stop.clone(),
         tracker.clone(),
     ));
+    let authorizing = match (separate, endpoint.auth()) {
+        (Some(listener), Some(auth)) => Some(tokio::spawn(server::accept(
+            listener,
+            acceptor,
+            Arc::new(authorization_origin::AuthorizationOrigin {
+                auth: Arc::clone(auth),
+                print: http.print_exchanges,
+            }),
+            stop.clone(),
+            tracker.clone(),
+        ))),
+        _ => None,
+    };
 
     let (code, grace) = tokio::select! {
         () = end_of_stdin() => {
@@ -152,6 +188,9 @@ pub async fn run(
     tracker.close();
     let _ = tokio::time::timeout(grace, tracker.wait()).await;
     accepting.abort();
+    if let Some(authorizing) = authorizing {
+        authorizing.abort();
+    }
     info!("http", "the process exits with code {code}");
     code
 }
@@ -161,18 +200,38 @@ fn certificate_names(http: &HttpOptions) -> Vec<String> {
     http.tls_names.iter().chain(&http.host).cloned().collect()
 }
 
-/// Writes the URL, and with TLS the `ca-file:` line, to stdout; returns the URL.
-fn announce(host: &str, port: u16, tls: Option<&tls::Tls>) -> std::io::Result<String> {
+/// Writes the URL, with TLS the `ca-file:` line, and the `authorization-server:` line
+/// of a separate authorization server, to stdout; returns the URL.
+fn announce(
+    host: &str,
+    port: u16,
+    tls: Option<&tls::Tls>,
+    issuer: Option<&str>,
+) -> std::io::Result<String> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{host}:{port}/mcp");
     let mut lines = format!("{url}\n");
     if let Some(tls) = tls {
         lines.push_str(&format!("ca-file: {}\n", tls.ca_file.display()));
     }
+    if let Some(issuer) = issuer {
+        lines.push_str(&format!("authorization-server: {issuer}\n"));
+    }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(lines.as_bytes())?;
     stdout.flush()?;
     Ok(url)
+}
+
+/// Why the server over HTTP cannot start.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error(transparent)]
+    StateKey(#[from] crate::state::StateKeyError),
+    #[error("the variable {0} of --bearer-env is not set")]
+    NoBearer(String),
+    #[error(transparent)]
+    Trust(#[from] crate::fetch::TrustError),
 }
 
 /// The one session of the server behind the endpoint, with its outbox routed.
@@ -182,7 +241,8 @@ fn endpoint(
     auth_options: &AuthOptions,
     url: &str,
     ca_file: Option<std::path::PathBuf>,
-) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), String> {
+    issuer: Option<String>,
+) -> Result<(Arc<Endpoint>, mpsc::UnboundedReceiver<Control>), StartError> {
     let config = config.clone();
     let states = StateCodec::new()?;
     let catalog = crate::profiles::catalog(&config);
@@ -208,10 +268,9 @@ fn endpoint(
         faults: http.faults.clone(),
     };
     let bearer = match &http.bearer_env {
-        Some(variable) => Some(
-            std::env::var(variable)
-                .map_err(|_| format!("the variable {variable} of --bearer-env is not set"))?,
-        ),
+        Some(variable) => {
+            Some(std::env::var(variable).map_err(|_| StartError::NoBearer(variable.clone()))?)
+        }
         None => None,
     };
     let auth = if auth_options.enabled {
@@ -219,7 +278,10 @@ fn endpoint(
             .into_iter()
             .chain(auth_options.ca_file.clone())
             .collect();
-        let auth = AuthServer::new(url, auth_options.clone(), &ca_files)?;
+        let mut auth = AuthServer::new(url, auth_options.clone(), &ca_files)?;
+        if let Some(issuer) = issuer {
+            auth = auth.with_issuer(issuer);
+        }
         info!(
             "auth",
             "the authorization server {} protects {url}: metadata at {}",

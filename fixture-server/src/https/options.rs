@@ -118,103 +118,12 @@ impl Faults {
     }
 }
 
-/// The options that only the HTTP modes take (besides `--https` and `--http`).
-pub const HTTP_OPTIONS: &[&str] = &[
-    "--port",
-    "--tls-dir",
-    "--tls-case",
-    "--tls-name",
-    "--host",
-    "--keep-alive-ms",
-    "--always-sse",
-    "--bearer-env",
-    "--print-exchanges",
-    "--fail-status",
-    "--slow-stream-ms",
-    "--break-stream-after",
-    "--oversized-event",
-];
-
 /// The largest N of `--break-stream-after`.
-const MAX_STREAM_EVENTS: u64 = 1_000_000;
+pub const MAX_STREAM_EVENTS: u64 = 1_000_000;
 /// The largest event of `--oversized-event`: 1 GiB.
-const MAX_EVENT_BYTES: u64 = 1 << 30;
+pub const MAX_EVENT_BYTES: u64 = 1 << 30;
 /// The longest interval or delay in milliseconds: one day.
-const MAX_MILLIS: u64 = 86_400_000;
-
-/// Applies one option of [`HTTP_OPTIONS`] with its value (empty for a flag); the error
-/// names the option.
-pub fn apply(http: &mut HttpOptions, name: &str, value: &str) -> Result<(), String> {
-    match name {
-        "--port" => http.port = number(name, value, 0, u64::from(u16::MAX))?,
-        "--tls-dir" => http.tls_dir = Some(value.into()),
-        "--tls-case" => {
-            http.tls_case = TlsCase::parse(value).ok_or_else(|| {
-                format!(
-                    "the value '{value}' of --tls-case is not a case (good, expired, wrong-host, unknown-ca)"
-                )
-            })?;
-        }
-        "--tls-name" => {
-            if !is_dns_name(value) {
-                return Err(format!(
-                    "the value '{value}' of --tls-name is not a DNS name"
-                ));
-            }
-            http.tls_names.push(value.to_owned());
-        }
-        "--host" => {
-            if !is_dns_name(value) {
-                return Err(format!("the value '{value}' of --host is not a DNS name"));
-            }
-            http.host = Some(value.to_owned());
-        }
-        "--keep-alive-ms" => http.keep_alive = millis(name, value)?,
-        "--always-sse" => http.always_sse = true,
-        "--bearer-env" => http.bearer_env = Some(value.to_owned()),
-        "--print-exchanges" => http.print_exchanges = true,
-        "--fail-status" => {
-            let fault = parse_fail_status(value).ok_or_else(|| {
-                format!(
-                    "the value '{value}' of --fail-status is not N:STATUS (N from 1, STATUS from 200 to 599)"
-                )
-            })?;
-            http.faults.fail_status.push(fault);
-        }
-        "--slow-stream-ms" => http.faults.slow_stream = Some(millis(name, value)?),
-        "--break-stream-after" => {
-            http.faults.break_stream_after = Some(number(name, value, 0, MAX_STREAM_EVENTS)?);
-        }
-        "--oversized-event" => {
-            http.faults.oversized_event = Some(number(name, value, 1, MAX_EVENT_BYTES)?);
-        }
-        other => return Err(format!("unknown argument '{other}'")),
-    }
-    Ok(())
-}
-
-/// Letters, digits, dots and hyphens: a name for a certificate and a URL.
-fn is_dns_name(value: &str) -> bool {
-    !value.is_empty()
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-}
-
-/// A decimal number from `min` to `max` (no sign), in the type of the option.
-fn number<T: TryFrom<u64>>(name: &str, value: &str, min: u64, max: u64) -> Result<T, String> {
-    value
-        .parse::<u64>()
-        .ok()
-        .filter(|n| (min..=max).contains(n) && !value.starts_with('+'))
-        .and_then(|n| T::try_from(n).ok())
-        .ok_or_else(|| format!("the value '{value}' of {name} is not a number from {min} to {max}"))
-}
-
-/// Milliseconds from 1 to one day.
-fn millis(name: &str, value: &str) -> Result<Duration, String> {
-    number::<u64>(name, value, 1, MAX_MILLIS).map(Duration::from_millis)
-}
+pub const MAX_MILLIS: u64 = 86_400_000;
 
 /// Parses `N:STATUS` of `--fail-status`: N from 1, STATUS from 200 to 599.
 pub fn parse_fail_status(value: &str) -> Option<(u64, u16)> {
@@ -241,62 +150,6 @@ impl HttpOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parsed(args: &[(&str, &str)]) -> Result<HttpOptions, String> {
-        let mut http = HttpOptions::default();
-        for (name, value) in args {
-            apply(&mut http, name, value)?;
-        }
-        Ok(http)
-    }
-
-    #[test]
-    fn every_http_option_fills_its_field() {
-        let http = parsed(&[
-            ("--port", "8443"),
-            ("--tls-dir", "/tmp/certs"),
-            ("--tls-case", "wrong-host"),
-            ("--host", "remote.mcp-bridge.test"),
-            ("--keep-alive-ms", "250"),
-            ("--always-sse", ""),
-            ("--fail-status", "1:503"),
-            ("--fail-status", "3:500"),
-            ("--slow-stream-ms", "20"),
-            ("--break-stream-after", "0"),
-            ("--oversized-event", "70000"),
-        ])
-        .unwrap();
-        assert_eq!(http.port, 8443);
-        assert_eq!(
-            http.tls_dir.as_deref(),
-            Some(std::path::Path::new("/tmp/certs"))
-        );
-        assert_eq!(http.tls_case, TlsCase::WrongHost);
-        assert_eq!(http.host.as_deref(), Some("remote.mcp-bridge.test"));
-        assert_eq!(http.keep_alive, Duration::from_millis(250));
-        assert!(http.always_sse);
-        assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
-        assert_eq!(http.faults.slow_stream, Some(Duration::from_millis(20)));
-        assert_eq!(http.faults.break_stream_after, Some(0));
-        assert_eq!(http.faults.oversized_event, Some(70000));
-    }
-
-    #[test]
-    fn bad_values_name_the_option() {
-        let error = |name, value| parsed(&[(name, value)]).unwrap_err();
-        assert_eq!(
-            error("--port", "65536"),
-            "the value '65536' of --port is not a number from 0 to 65535"
-        );
-        assert!(error("--keep-alive-ms", "0").contains("--keep-alive-ms"));
-        assert!(error("--oversized-event", "+5").contains("--oversized-event"));
-        assert!(error("--fail-status", "0:500").contains("N:STATUS"));
-        assert!(error("--tls-case", "bad").contains("--tls-case"));
-        assert_eq!(
-            error("--host", "a/b"),
-            "the value 'a/b' of --host is not a DNS name"
-        );
-    }
 
     #[test]
     fn fail_status_takes_a_post_number_and_a_status() {

@@ -13,17 +13,37 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::endpoint::Endpoint;
+use crate::http_body::ResponseBody;
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+
+/// What answers the requests of a listener: the endpoint of `/mcp`, or the
+/// authorization server on its own origin.
+pub trait Handler: Send + Sync + 'static {
+    fn handle(
+        &self,
+        request: Request<Incoming>,
+    ) -> impl Future<Output = Response<ResponseBody>> + Send;
+}
+
+impl Handler for super::endpoint::Endpoint {
+    fn handle(
+        &self,
+        request: Request<Incoming>,
+    ) -> impl Future<Output = Response<ResponseBody>> + Send {
+        super::endpoint::Endpoint::handle(self, request)
+    }
+}
 
 /// A client has this long for its TLS handshake: a stuck one must not hold a task.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts connections until `stop` is cancelled; each connection runs on a task of
 /// `tracker`, and ends gracefully (the response in progress first) when `stop` fires.
-pub async fn accept(
+pub async fn accept<H: Handler>(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
-    endpoint: Arc<Endpoint>,
+    endpoint: Arc<H>,
     stop: CancellationToken,
     tracker: TaskTracker,
 ) {
@@ -64,7 +84,7 @@ pub async fn accept(
     }
 }
 
-async fn serve<S>(stream: S, endpoint: Arc<Endpoint>, stop: CancellationToken)
+async fn serve<S, H: Handler>(stream: S, endpoint: Arc<H>, stop: CancellationToken)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {

@@ -8,8 +8,9 @@ use super::{invalid_params, required_string};
 use crate::catalog::{ToolCall, ToolReply};
 use crate::context::Call;
 use crate::input::Prior;
+use crate::session::Session;
 
-pub async fn call(call: Call) -> Result<ToolReply, ErrorData> {
+pub async fn call(session: &Session, call: Call) -> Result<ToolReply, ErrorData> {
     let name = required_string(&call.params, "name")?.to_owned();
     let args = match call.params.get("arguments") {
         None => Default::default(),
@@ -20,7 +21,6 @@ pub async fn call(call: Call) -> Result<ToolReply, ErrorData> {
             ));
         }
     };
-    let session = &call.session;
     let spec = session
         .catalog
         .tool(&name)

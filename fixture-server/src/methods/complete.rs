@@ -6,8 +6,9 @@ use serde_json::Value;
 
 use super::invalid_params;
 use crate::context::Call;
+use crate::session::Session;
 
-pub fn complete(call: &Call) -> Result<Value, ErrorData> {
+pub fn complete(session: &Session, call: &Call) -> Result<Value, ErrorData> {
     let params = &call.params;
     let reference = params
         .get("ref")
@@ -33,8 +34,7 @@ pub fn complete(call: &Call) -> Result<Value, ErrorData> {
             "The argument must be {name, value} with two strings.",
         ));
     }
-    let handler = call
-        .session
+    let handler = session
         .catalog
         .completion
         .ok_or_else(|| invalid_params("The server has no completions."))?;

@@ -3,12 +3,12 @@
 
 use serde_json::{Value, json};
 
-use crate::context::Call;
 use crate::meta::SUPPORTED_VERSIONS;
+use crate::session::Session;
 
 /// The `DiscoverResult`. `ttlMs` is 0: the fixture makes no promise to caches.
-pub fn discover(call: &Call) -> Value {
-    let catalog = &call.session.catalog;
+pub fn discover(session: &Session) -> Value {
+    let catalog = &session.catalog;
     json!({
         "resultType": "complete",
         "supportedVersions": SUPPORTED_VERSIONS,

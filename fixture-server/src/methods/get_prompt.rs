@@ -7,8 +7,9 @@ use super::{invalid_params, required_string};
 use crate::catalog::PromptCall;
 use crate::context::Call;
 use crate::input::Prior;
+use crate::session::Session;
 
-pub async fn get(call: Call) -> Result<Value, ErrorData> {
+pub async fn get(session: &Session, call: Call) -> Result<Value, ErrorData> {
     let name = required_string(&call.params, "name")?.to_owned();
     let arguments = match call.params.get("arguments") {
         None => Default::default(),
@@ -21,7 +22,6 @@ pub async fn get(call: Call) -> Result<Value, ErrorData> {
             ));
         }
     };
-    let session = &call.session;
     let spec = session
         .catalog
         .prompts

@@ -10,13 +10,13 @@ use serde_json::Value;
 
 use crate::context::Call;
 use crate::pagination::page;
+use crate::session::Session;
 
 fn to_value(result: impl serde::Serialize) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
-pub fn tools(call: &Call) -> Result<Value, ErrorData> {
-    let session = &call.session;
+pub fn tools(session: &Session, call: &Call) -> Result<Value, ErrorData> {
     let tools: Vec<_> = session
         .catalog
         .tools
@@ -35,8 +35,7 @@ pub fn tools(call: &Call) -> Result<Value, ErrorData> {
     }))
 }
 
-pub fn prompts(call: &Call) -> Result<Value, ErrorData> {
-    let session = &call.session;
+pub fn prompts(session: &Session, call: &Call) -> Result<Value, ErrorData> {
     let prompts: Vec<_> = session
         .catalog
         .prompts
@@ -55,9 +54,8 @@ pub fn prompts(call: &Call) -> Result<Value, ErrorData> {
     }))
 }
 
-pub fn resources(call: &Call) -> Result<Value, ErrorData> {
-    let resources: Vec<_> = call
-        .session
+pub fn resources(session: &Session, call: &Call) -> Result<Value, ErrorData> {
+    let resources: Vec<_> = session
         .catalog
         .resources
         .iter()
@@ -74,9 +72,8 @@ pub fn resources(call: &Call) -> Result<Value, ErrorData> {
     }))
 }
 
-pub fn templates(call: &Call) -> Result<Value, ErrorData> {
-    let templates: Vec<_> = call
-        .session
+pub fn templates(session: &Session, call: &Call) -> Result<Value, ErrorData> {
+    let templates: Vec<_> = session
         .catalog
         .templates
         .iter()

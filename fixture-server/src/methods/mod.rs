@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{After, ToolReply};
-use crate::context::Call;
+use crate::context::{Call, Host};
 use crate::meta::{self, SUPPORTED_VERSIONS};
 use crate::session::Session;
 use crate::wire::{self, Notification, Request, RequestId};
@@ -110,7 +110,7 @@ async fn run(
 ) -> Result<ToolReply, ErrorData> {
     let meta = meta::check(params.as_ref())?;
     let call = Call {
-        session: Arc::clone(session),
+        host: Arc::clone(session) as Arc<dyn Host>,
         id,
         method,
         params: params.unwrap_or_default(),
@@ -118,15 +118,15 @@ async fn run(
         token,
     };
     let result = match method {
-        "server/discover" => discover::discover(&call),
-        "tools/list" => lists::tools(&call)?,
-        "prompts/list" => lists::prompts(&call)?,
-        "resources/list" => lists::resources(&call)?,
-        "resources/templates/list" => lists::templates(&call)?,
-        "resources/read" => read::read(&call)?,
-        "prompts/get" => get_prompt::get(call).await?,
-        "completion/complete" => complete::complete(&call)?,
-        "tools/call" => return call::call(call).await,
+        "server/discover" => discover::discover(session),
+        "tools/list" => lists::tools(session, &call)?,
+        "prompts/list" => lists::prompts(session, &call)?,
+        "resources/list" => lists::resources(session, &call)?,
+        "resources/templates/list" => lists::templates(session, &call)?,
+        "resources/read" => read::read(session, &call)?,
+        "prompts/get" => get_prompt::get(session, call).await?,
+        "completion/complete" => complete::complete(session, &call)?,
+        "tools/call" => return call::call(session, call).await,
         _ => return Err(method_not_found(method)),
     };
     Ok(ToolReply { result, then: None })

@@ -7,12 +7,13 @@ use serde_json::{Value, json};
 use super::required_string;
 use crate::context::Call;
 use crate::input::Prior;
+use crate::session::Session;
 
-pub fn read(call: &Call) -> Result<Value, ErrorData> {
+pub fn read(session: &Session, call: &Call) -> Result<Value, ErrorData> {
     let uri = required_string(&call.params, "uri")?;
     // No resource of the fixture asks for input, so any requestState is refused.
     Prior::read(call, uri)?;
-    let catalog = &call.session.catalog;
+    let catalog = &session.catalog;
     let contents = catalog
         .resources
         .iter()

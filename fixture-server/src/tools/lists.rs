@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::args::Args;
 use super::text;
-use crate::catalog::Switch;
 use crate::catalog::{ToolCall, ToolReply, ToolSpec, no_arguments, read_only, tool};
+use crate::switch::Switch;
 
 /// toggle, toggled, touch.
 pub fn tools() -> Vec<ToolSpec> {
@@ -70,7 +70,7 @@ async fn toggle(call: ToolCall) -> Result<ToolReply, ErrorData> {
             ));
         }
     };
-    let changed = call.call.session.set_enabled(switch, enabled);
+    let changed = call.call.host.set_enabled(switch, enabled);
     let state = if enabled { "enabled" } else { "disabled" };
     let suffix = if changed { "" } else { " (no change)" };
     Ok(text(format!("{target} toggled: {state}{suffix}")))
@@ -83,6 +83,6 @@ async fn toggled(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn touch(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let uri = Args::of(&call).string("uri")?;
-    call.call.session.resource_updated(uri);
+    call.call.host.resource_updated(uri);
     Ok(text(format!("touched {uri}")))
 }

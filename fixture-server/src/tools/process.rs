@@ -47,7 +47,7 @@ pub fn tools() -> Vec<ToolSpec> {
 
 async fn crash(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let Some(ms) = Args::of(&call).opt_int_in("after_ms", 1, MAX_DELAY_MS)? else {
-        call.call.session.exit(CRASH_EXIT_CODE);
+        call.call.host.exit(CRASH_EXIT_CODE);
         // No response: the process ends before this call could answer.
         let never: std::convert::Infallible = std::future::pending().await;
         match never {}
@@ -62,7 +62,7 @@ async fn crash(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn shutdown(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let ms = Args::of(&call).int_in("after_ms", 1, MAX_DELAY_MS)?;
-    call.call.session.end_listens("the server shuts down");
+    call.call.host.end_listens("the server shuts down");
     let mut reply = text(format!(
         "the server ended its listen streams and stops in {ms} ms"
     ));

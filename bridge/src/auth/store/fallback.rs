@@ -5,13 +5,15 @@
 //! lost.
 
 use super::{EntryKey, StoreError, StoreKind, StoredSignIn, TokenStore};
+use crate::catalogue::TokenStoreWarning;
+use crate::log::emit;
 use std::sync::{Arc, Mutex};
 
 /// Makes the next store: the store, and the end of the warning line that names it
 /// ("the tokens are in encrypted files in <dir>").
 pub type MakeNext = Box<dyn Fn() -> (Arc<dyn TokenStore>, String) + Send + Sync>;
 /// Where the warning line goes (the log; a test collects it).
-pub type Warn = Box<dyn Fn(&str) + Send + Sync>;
+pub type Warn = Box<dyn Fn(&TokenStoreWarning<'_>) + Send + Sync>;
 
 pub struct KeychainFallback {
     keychain: Arc<dyn TokenStore>,
@@ -35,7 +37,7 @@ impl KeychainFallback {
         Self::with_warning(
             keychain,
             make_next,
-            Box::new(|line| tracing::warn!(target: crate::log::BRIDGE, "{line}")),
+            Box::new(|line| emit!(TokenStoreWarning: line)),
         )
     }
 
@@ -64,9 +66,10 @@ impl KeychainFallback {
             return store.clone();
         }
         let (store, description) = (self.make_next)();
-        (self.warn)(&format!(
-            "the keychain stopped to answer ({error}). For the rest of the process, {description}"
-        ));
+        (self.warn)(&TokenStoreWarning::KeychainStopped {
+            error: &error,
+            next_store: &description,
+        });
         *next = Some(store.clone());
         store
     }
@@ -150,7 +153,7 @@ mod tests {
                     "the tokens stay in memory".to_owned(),
                 )
             }),
-            Box::new(move |line| collected.lock().unwrap().push(line.to_owned())),
+            Box::new(move |line| collected.lock().unwrap().push(line.to_string())),
         );
         let key = EntryKey::new("https://x/mcp", "default", "r", ClientOption::Default);
         let sign_in = StoredSignIn {

@@ -37,6 +37,8 @@
 //! writer is removed by the next open once it is ten minutes old.
 
 use super::{EntryKey, StoreError, StoreKind, StoredEntry, StoredSignIn, TokenKey, TokenStore};
+use crate::catalogue::TokenStoreWarning;
+use crate::log::emit;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use std::fs;
@@ -293,12 +295,10 @@ impl FileStore {
     }
 
     fn warn_unreadable(&self, path: &Path, why: &Unreadable) {
-        tracing::warn!(
-            target: crate::log::BRIDGE,
-            "the token file {} is not valid ({}): the bridge counts it as absent",
-            path.display(),
-            why.text()
-        );
+        emit!(TokenStoreWarning::FileNotValid {
+            path: &path.display(),
+            why: &why.text(),
+        });
     }
 
     /// Moves an entry file that does not open out of the way of the next write,
@@ -318,13 +318,11 @@ impl FileStore {
         match aside {
             Some(aside) if fs::rename(path, &aside).is_ok() => {
                 sync_dir(&self.dir);
-                tracing::warn!(
-                    target: crate::log::BRIDGE,
-                    "the token file {} is not valid ({}): the bridge moved it to {} and counts it as absent",
-                    path.display(),
-                    why.text(),
-                    aside.display()
-                );
+                emit!(TokenStoreWarning::FileMoved {
+                    path: &path.display(),
+                    why: &why.text(),
+                    new_path: &aside.display(),
+                });
             }
             _ => self.warn_unreadable(path, why),
         }

@@ -17,6 +17,8 @@
 //! [`super::NativeKeychain`].
 
 use super::{EntryKey, StoreError, StoreKind, StoredEntry, StoredSignIn, TokenStore};
+use crate::catalogue::TokenStoreWarning;
+use crate::log::emit;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use zeroize::Zeroizing;
@@ -172,10 +174,10 @@ impl KeychainStore {
     }
 
     fn warn_invalid(&self, name: &str, why: &str) {
-        tracing::warn!(
-            target: crate::log::BRIDGE,
-            "the keychain item {name} is not valid ({why}): the bridge counts it as absent"
-        );
+        emit!(TokenStoreWarning::KeychainItemNotValid {
+            name: &name,
+            why: &why
+        });
     }
 }
 
@@ -278,52 +280,47 @@ mod tests {
     use crate::auth::store::ClientOption;
     use std::collections::BTreeMap;
 
-    #[derive(Debug, Default)]
-    struct Small(Mutex<BTreeMap<String, Vec<u8>>>);
+    /// A keychain in memory, its items shared with the test: with a limit on the
+    /// size of an item (`Some`), or without (`None`), and able to list the items
+    /// of its service, as every native keychain is, or not.
+    #[derive(Debug, Default, Clone)]
+    struct InMemory {
+        items: std::sync::Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
+        part_limit: Option<usize>,
+        lists_its_service: bool,
+    }
 
-    impl KeychainBackend for Small {
-        fn get(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
-            Ok(self
-                .0
-                .lock()
-                .unwrap()
-                .get(name)
-                .cloned()
-                .map(Zeroizing::new))
-        }
-        fn set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-            assert!(value.len() <= 100, "{name}: {} bytes", value.len());
-            self.0.lock().unwrap().insert(name.into(), value.to_vec());
-            Ok(())
-        }
-        fn delete(&self, name: &str) -> Result<bool, StoreError> {
-            Ok(self.0.lock().unwrap().remove(name).is_some())
-        }
-        fn part_limit(&self) -> Option<usize> {
-            Some(100)
+    impl InMemory {
+        fn items(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<u8>>> {
+            self.items.lock().unwrap()
         }
     }
 
-    /// A keychain without a limit on its items.
-    #[derive(Debug, Default)]
-    struct Unlimited(std::sync::Arc<Mutex<BTreeMap<String, Vec<u8>>>>);
-
-    impl KeychainBackend for Unlimited {
+    impl KeychainBackend for InMemory {
         fn get(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
-            Ok(self
-                .0
-                .lock()
-                .unwrap()
-                .get(name)
-                .cloned()
-                .map(Zeroizing::new))
+            Ok(self.items().get(name).cloned().map(Zeroizing::new))
         }
         fn set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-            self.0.lock().unwrap().insert(name.into(), value.to_vec());
+            if let Some(limit) = self.part_limit {
+                assert!(value.len() <= limit, "{name}: {} bytes", value.len());
+            }
+            self.items().insert(name.into(), value.to_vec());
             Ok(())
         }
         fn delete(&self, name: &str) -> Result<bool, StoreError> {
-            Ok(self.0.lock().unwrap().remove(name).is_some())
+            Ok(self.items().remove(name).is_some())
+        }
+        fn part_limit(&self) -> Option<usize> {
+            self.part_limit
+        }
+        fn delete_service(&self) -> Result<Option<usize>, StoreError> {
+            if !self.lists_its_service {
+                return Ok(None);
+            }
+            let mut items = self.items();
+            let entries = items.keys().filter(|name| is_entry_name(name)).count();
+            items.clear();
+            Ok(Some(entries))
         }
     }
 
@@ -351,7 +348,7 @@ mod tests {
 
     #[test]
     fn the_index_keeps_every_entry_however_many() {
-        let store = KeychainStore::new(Box::new(Unlimited::default()));
+        let store = KeychainStore::new(Box::new(InMemory::default()));
         for n in 0..300 {
             store.save(&key_of(n), &small_sign_in()).unwrap();
         }
@@ -362,8 +359,9 @@ mod tests {
 
     #[test]
     fn an_index_that_does_not_parse_is_an_error_and_stays_as_it_is() {
-        let items = std::sync::Arc::new(Mutex::new(BTreeMap::new()));
-        let store = KeychainStore::new(Box::new(Unlimited(items.clone())));
+        let unlisting = InMemory::default();
+        let items = unlisting.items.clone();
+        let store = KeychainStore::new(Box::new(unlisting));
         store.save(&key_of(1), &small_sign_in()).unwrap();
         items
             .lock()
@@ -381,32 +379,14 @@ mod tests {
         );
     }
 
-    /// A keychain that lists the items of its service, as every native one does.
-    #[derive(Debug, Default)]
-    struct Listing(std::sync::Arc<Mutex<BTreeMap<String, Vec<u8>>>>);
-
-    impl KeychainBackend for Listing {
-        fn get(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
-            Unlimited(self.0.clone()).get(name)
-        }
-        fn set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-            Unlimited(self.0.clone()).set(name, value)
-        }
-        fn delete(&self, name: &str) -> Result<bool, StoreError> {
-            Unlimited(self.0.clone()).delete(name)
-        }
-        fn delete_service(&self) -> Result<Option<usize>, StoreError> {
-            let mut items = self.0.lock().unwrap();
-            let entries = items.keys().filter(|name| is_entry_name(name)).count();
-            items.clear();
-            Ok(Some(entries))
-        }
-    }
-
     #[test]
     fn delete_all_lists_the_service_where_it_can_and_needs_the_index_where_it_cannot() {
-        let items = std::sync::Arc::new(Mutex::new(BTreeMap::new()));
-        let store = KeychainStore::new(Box::new(Listing(items.clone())));
+        let listing = InMemory {
+            lists_its_service: true,
+            ..InMemory::default()
+        };
+        let items = listing.items.clone();
+        let store = KeychainStore::new(Box::new(listing));
         for n in 0..3 {
             store.save(&key_of(n), &small_sign_in()).unwrap();
         }
@@ -426,8 +406,9 @@ mod tests {
         assert!(items.lock().unwrap().is_empty());
 
         // A keychain that cannot list its service: the index is all there is.
-        let items = std::sync::Arc::new(Mutex::new(BTreeMap::new()));
-        let store = KeychainStore::new(Box::new(Unlimited(items.clone())));
+        let unlisting = InMemory::default();
+        let items = unlisting.items.clone();
+        let store = KeychainStore::new(Box::new(unlisting));
         store.save(&key_of(1), &small_sign_in()).unwrap();
         items
             .lock()
@@ -456,24 +437,11 @@ mod tests {
 
     #[test]
     fn a_large_entry_is_split_into_numbered_parts_and_deleted_whole() {
-        let backend = std::sync::Arc::new(Small::default());
-        #[derive(Debug)]
-        struct Shared(std::sync::Arc<Small>);
-        impl KeychainBackend for Shared {
-            fn get(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
-                self.0.get(name)
-            }
-            fn set(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-                self.0.set(name, value)
-            }
-            fn delete(&self, name: &str) -> Result<bool, StoreError> {
-                self.0.delete(name)
-            }
-            fn part_limit(&self) -> Option<usize> {
-                self.0.part_limit()
-            }
-        }
-        let store = KeychainStore::new(Box::new(Shared(backend.clone())));
+        let backend = InMemory {
+            part_limit: Some(100),
+            ..InMemory::default()
+        };
+        let store = KeychainStore::new(Box::new(backend.clone()));
         let key = EntryKey::new(
             "https://x/mcp",
             "default",
@@ -500,7 +468,7 @@ mod tests {
         .len();
         let count = length.div_ceil(100);
         assert!(count >= 8, "{length}");
-        let names: Vec<String> = backend.0.lock().unwrap().keys().cloned().collect();
+        let names: Vec<String> = backend.items().keys().cloned().collect();
         for part in 1..=count {
             assert!(names.contains(&format!("{name}/{part}")), "{names:?}");
         }
@@ -517,14 +485,8 @@ mod tests {
         };
         store.save(&key, &short).unwrap();
         assert_eq!(store.load(&key).unwrap(), Some(short));
-        assert!(
-            !backend
-                .0
-                .lock()
-                .unwrap()
-                .contains_key(&format!("{name}/{count}"))
-        );
+        assert!(!backend.items().contains_key(&format!("{name}/{count}")));
         assert_eq!(store.delete(&key), Ok(true));
-        assert!(backend.0.lock().unwrap().is_empty());
+        assert!(backend.items().is_empty());
     }
 }

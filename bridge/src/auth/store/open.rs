@@ -12,6 +12,7 @@ use super::{
     FileStore, KeychainBackend, KeychainFallback, KeychainStore, MemoryStore, NativeKeychain,
     SERVICE, StoreError, TokenKey, TokenStore, token_directory, token_key,
 };
+use crate::catalogue::TokenStoreInfo;
 use crate::config::TokenStoreChoice;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct OpenedStore {
     pub store: Arc<dyn TokenStore>,
-    pub line: String,
+    pub line: TokenStoreInfo,
 }
 
 /// Why the store of `--token-store` did not open: the `<cause>` of
@@ -63,18 +64,16 @@ fn no_directory_text() -> &'static str {
     }
 }
 
-/// The start line of the memory store of `--token-store memory`.
-pub const MEMORY_LINE: &str =
-    "the tokens stay in memory (--token-store memory): each start needs a new sign-in";
-
 /// The start line of the keychain.
-pub fn keychain_line() -> String {
-    format!("the tokens are in the keychain of the host (service \"{SERVICE}\")")
+fn keychain_line() -> TokenStoreInfo {
+    TokenStoreInfo::Keychain { service: SERVICE }
 }
 
 /// The start line of the file store.
-pub fn file_line(dir: &Path) -> String {
-    format!("the tokens are in encrypted files in {}", dir.display())
+fn file_line(dir: &Path) -> TokenStoreInfo {
+    TokenStoreInfo::Files {
+        dir: dir.display().to_string(),
+    }
 }
 
 /// Opens the store of `choice` with the keychain of the host.
@@ -108,7 +107,7 @@ pub fn open_with(
     match choice {
         TokenStoreChoice::Memory => Ok(OpenedStore {
             store: Arc::new(MemoryStore::default()),
-            line: MEMORY_LINE.into(),
+            line: TokenStoreInfo::MemoryChosen,
         }),
         TokenStoreChoice::Keychain => {
             let store = open_keychain().map_err(|error| OpenError::Keychain(error.to_string()))?;
@@ -167,9 +166,10 @@ fn auto_without_keychain(
     };
     OpenedStore {
         store: Arc::new(MemoryStore::default()),
-        line: format!(
-            "the tokens stay in memory (no keychain: {no_keychain}; {why}): each start needs a new sign-in"
-        ),
+        line: TokenStoreInfo::MemoryWithoutKeychain {
+            why: no_keychain.to_owned(),
+            why_files: why,
+        },
     }
 }
 
@@ -179,7 +179,10 @@ fn next_store(token_dir: Option<PathBuf>, key: Option<TokenKey>) -> super::fallb
         if let (Some(dir), Some(key)) = (&token_dir, &key) {
             match FileStore::open(dir, key.clone()) {
                 Ok(store) => {
-                    return (Arc::new(store) as Arc<dyn TokenStore>, file_line(dir));
+                    return (
+                        Arc::new(store) as Arc<dyn TokenStore>,
+                        file_line(dir).to_string(),
+                    );
                 }
                 Err(error) => {
                     return (
@@ -215,7 +218,7 @@ mod tests {
         let opened = open_with(TokenStoreChoice::Auto, None, &env, &no_keychain).unwrap();
         assert_eq!(opened.store.kind(), StoreKind::Memory);
         assert_eq!(
-            opened.line,
+            opened.line.to_string(),
             "the tokens stay in memory (no keychain: no session bus; no key of the file store in MCP_BRIDGE_TOKEN_KEY or --token-key-file): each start needs a new sign-in"
         );
     }
@@ -233,7 +236,7 @@ mod tests {
         assert_eq!(opened.store.kind(), StoreKind::File);
         let tokens = dir.path().join("mcp-bridge-rs/vscode/tokens");
         assert_eq!(
-            opened.line,
+            opened.line.to_string(),
             format!("the tokens are in encrypted files in {}", tokens.display())
         );
     }
@@ -263,7 +266,7 @@ mod tests {
             OpenError::KeyMissing
         );
         let opened = open_with(TokenStoreChoice::Memory, None, &no_key, &no_keychain).unwrap();
-        assert_eq!(opened.line, MEMORY_LINE);
+        assert_eq!(opened.line, TokenStoreInfo::MemoryChosen);
     }
 
     #[cfg(unix)]

@@ -7,7 +7,8 @@ use super::sse::SseReader;
 use crate::auth::challenge::Challenge;
 use crate::auth::errors::SignInError;
 use crate::auth::sign_in::Refusal;
-use crate::log::BRIDGE;
+use crate::catalogue::SignInWarning;
+use crate::log::emit;
 use crate::net::describe;
 use crate::upstream::{Outgoing, RequestFailure, UpstreamEvent, event_of_line};
 use crate::wire::frame::Message;
@@ -127,10 +128,13 @@ pub(super) async fn exchange(
             &mut signed_in
         };
         if std::mem::replace(tried, true) {
-            break Err(RequestFailure::SignIn {
-                status,
-                error: SignInError::RefusedAfterSignIn(status),
-            });
+            // Refused with the token of the sign-in: no second one (never a loop),
+            // and the line of this failure, as every sign-in failure has one.
+            let error = SignInError::RefusedAfterSignIn(status);
+            if let Some(line) = error.log_line() {
+                emit!(SignInWarning: line);
+            }
+            break Err(RequestFailure::SignIn { status, error });
         }
         drop(response);
         let refusal = Refusal {
@@ -143,7 +147,7 @@ pub(super) async fn exchange(
             Err(SignInError::Canceled) => return,
             Err(error) => {
                 if let Some(line) = error.log_line() {
-                    tracing::warn!(target: BRIDGE, "{line}");
+                    emit!(SignInWarning: line);
                 }
                 break Err(RequestFailure::SignIn { status, error });
             }

@@ -3,6 +3,7 @@
 //! schema asks for with `x-mcp-header`. Pure functions: the link calls them for
 //! each POST and for each tools/list result.
 
+use crate::catalogue::RequestWarning;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
@@ -183,12 +184,29 @@ pub fn may_have_param_headers(line: &[u8]) -> bool {
     json_shallow::may_spell(line, &["x-mcp-header"])
 }
 
+/// A tool that the bridge took out of a tools/list result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    pub tool: String,
+    pub error: ParamHeaderError,
+}
+
+impl LeftOut {
+    /// The warning line of the Output channel.
+    pub fn log_line(&self) -> RequestWarning<'_> {
+        RequestWarning::ToolLeftOut {
+            name: &self.tool,
+            error: &self.error,
+        }
+    }
+}
+
 /// The `x-mcp-header` tables of the tools of a tools/list result, by tool name;
-/// each tool whose annotations are not valid is taken out of the result, and its
-/// warning line comes back.
+/// each tool whose annotations are not valid is taken out of the result, and comes
+/// back for its warning line.
 pub fn learn_tools(
     result: &mut Map<String, Value>,
-) -> (HashMap<String, Vec<ParamHeader>>, Vec<String>) {
+) -> (HashMap<String, Vec<ParamHeader>>, Vec<LeftOut>) {
     let mut tables = HashMap::new();
     let mut warnings = Vec::new();
     let Some(Value::Array(tools)) = result.get_mut("tools") else {
@@ -206,9 +224,10 @@ pub fn learn_tools(
                 true
             }
             Err(error) => {
-                warnings.push(format!(
-                    "tool '{name}': the bridge left the tool out of the list: {error}"
-                ));
+                warnings.push(LeftOut {
+                    tool: name.to_owned(),
+                    error,
+                });
                 false
             }
         }
@@ -337,6 +356,10 @@ mod tests {
             .collect();
         assert_eq!(names, vec![json!("ok"), json!("plain")]);
         assert_eq!(tables.keys().collect::<Vec<_>>(), vec!["ok"]);
+        let warnings: Vec<String> = warnings
+            .iter()
+            .map(|left_out| left_out.log_line().to_string())
+            .collect();
         assert_eq!(
             warnings,
             vec![

@@ -21,8 +21,9 @@ use crate::auth::environment::SignInEnvironment;
 use crate::auth::receiver::Lingering;
 use crate::auth::sign_in::Authorizer;
 use crate::auth::store::{ClientOption, EntryKey, TokenStore};
+use crate::catalogue::{BridgeDebug, RequestWarning, SignInInfo};
 use crate::config::{HttpTarget, StaticHeader};
-use crate::log::BRIDGE;
+use crate::log::emit;
 use crate::net::ProxyEnvironment;
 use exchange::ToolHeaders;
 pub use exchange::base_headers;
@@ -204,8 +205,8 @@ impl Shared {
             return line;
         };
         let (learned, warnings) = headers::learn_tools(result);
-        for warning in &warnings {
-            tracing::warn!(target: BRIDGE, "{warning}");
+        for left_out in &warnings {
+            emit!(RequestWarning: left_out.log_line());
         }
         if let Ok(mut tools) = self.tools.lock() {
             // A later page adds to the table of the first.
@@ -255,7 +256,7 @@ async fn dispatch(
                 if state.initialized {
                     told_no_url_elicitation = true;
                     if !state.url_elicitation {
-                        tracing::info!(target: BRIDGE, "the client did not declare URL elicitation: a later sign-in fails, and a restart of the server signs in again");
+                        emit!(SignInInfo::NoUrlElicitation);
                     }
                 }
                 continue;
@@ -290,7 +291,7 @@ async fn dispatch(
                 }
             }
             Outgoing::Notification { method, .. } => {
-                tracing::debug!(target: BRIDGE, "the upstream link does not send {method} over HTTP");
+                emit!(BridgeDebug::NotSentOverHttp { method });
             }
         }
     }

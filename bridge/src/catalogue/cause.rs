@@ -1,7 +1,7 @@
 //! The errors of the bridge as VS Code sees them: one cause per failure, with its
 //! JSON-RPC code and its fixed message (the cause table of the contract and of the
 //! reference study, 3.4). This is the one place that maps a deep cause to what VS
-//! Code shows. The contract fixes these texts, so they sit beside the layers rather
+//! Code shows. The contract fixes these texts, so they sit in the catalogue rather
 //! than in `wire` (which knows JSON-RPC, not MCP): each layer maps its own failures
 //! to a cause here.
 
