@@ -177,6 +177,12 @@ def build(with_embedded=False):
     return run(command, BUILD_LIMIT_S, cargo_env())
 
 
+def build_runner():
+    """The runner of this commit: one built at another commit may not know the
+    steps of today's transcripts, and every run would fail."""
+    return run(["cargo", "build", "-p", "mcp-conformance"], BUILD_LIMIT_S, cargo_env())
+
+
 def conformance(first=()):
     """The whole run; the transcripts that fail run once more, alone, and only
     those that fail again count: a transcript of the sign-in with a real browser
@@ -219,7 +225,13 @@ def conformance(first=()):
     failed = failed_transcripts(output)
     if code == 0 or code is None or not failed:
         return code, output, seconds
-    return failed_again("transcripts/" + name for name in failed) or (0, output, seconds)
+    return failed_again(transcript_path(name) for name in failed) or (0, output, seconds)
+
+
+def transcript_path(name):
+    """The runner names a transcript by its path under transcripts/, or by its whole
+    path when the file could not be read."""
+    return name if os.path.isabs(name) else "transcripts/" + name
 
 
 RECENT_CATCHERS = 3
@@ -405,6 +417,9 @@ def main():
         record.write_text("".join(line + "\n" for line in kept))
     elif record.exists():
         record.unlink()
+    code, output, _ = build_runner()
+    if code != 0:
+        sys.exit("the runner does not build:\n" + output[-3000:])
     code, output, _ = build(with_embedded)
     if code != 0:
         sys.exit("the unmutated bridge does not build:\n" + output[-3000:])
