@@ -13,8 +13,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
 use serde_json::{Map, Value, json};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// The server of `bridge-embedded-server`.
 #[derive(Default)]
@@ -23,7 +24,17 @@ pub struct Reference {
     toggled: AtomicBool,
     /// The listen streams that want the list changes of the tools.
     listeners: Mutex<Vec<SubscriptionSink>>,
+    /// The streams accepted for the list changes of the tools, and those of them
+    /// that reached `listen`. rmcp acknowledges a stream before it calls `listen`,
+    /// so a client that calls `toggle` right after the acknowledgment could
+    /// otherwise find no listener yet and get the result without its list change.
+    accepted_listens: AtomicUsize,
+    registered_listens: watch::Sender<usize>,
 }
+
+/// How long `toggle` waits for an acknowledged stream to reach `listen`; a stream
+/// whose acknowledgment never went out (the client left) does not hold it longer.
+const LISTENER_WAIT: Duration = Duration::from_secs(1);
 
 /// echo, add, slow, toggle and toggled while it is on (the fixture's), then ask_name.
 fn tools(toggled: bool) -> Vec<Tool> {
@@ -106,14 +117,19 @@ impl ServerHandler for Reference {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // rmcp asks this before it sends the acknowledgment.
+        if requested.tools_list_changed == Some(true) {
+            self.accepted_listens.fetch_add(1, Ordering::SeqCst);
+        }
         Some(requested.clone())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if context.accepted().tools_list_changed == Some(true)
-            && let Ok(mut listeners) = self.listeners.lock()
-        {
-            listeners.push(context.sink().clone());
+        if context.accepted().tools_list_changed == Some(true) {
+            if let Ok(mut listeners) = self.listeners.lock() {
+                listeners.push(context.sink().clone());
+            }
+            self.registered_listens.send_modify(|count| *count += 1);
         }
         context.cancelled().await;
         Ok(())
@@ -151,7 +167,15 @@ impl ServerHandler for Reference {
                     return Err(invalid("This server has no prompts to toggle.".into()));
                 }
                 if self.toggled.swap(enabled, Ordering::SeqCst) != enabled {
-                    // The list change goes out before the result.
+                    // The list change goes out before the result, to every stream
+                    // acknowledged so far.
+                    let accepted = self.accepted_listens.load(Ordering::SeqCst);
+                    let mut registered = self.registered_listens.subscribe();
+                    let _ = tokio::time::timeout(
+                        LISTENER_WAIT,
+                        registered.wait_for(|count| *count >= accepted),
+                    )
+                    .await;
                     let listeners = match self.listeners.lock() {
                         Ok(listeners) => listeners.clone(),
                         Err(_) => Vec::new(),
