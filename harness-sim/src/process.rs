@@ -27,6 +27,17 @@ use crate::record::{Dir, Entry, Header, Payload, RecordError, Transcript};
 pub use crate::server_stdio::StdioKind;
 use crate::server_stdio::{ServerInput, ServerOutput, StderrTo};
 
+/// The proxy variables that the bridge reads (Q10). A test never lets a bridge
+/// inherit them from the runner: it sets the ones it means.
+pub const PROXY_VARIABLES: [&str; 6] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
 /// How to start a [`StdioPeer`].
 #[derive(Clone, Debug)]
 pub struct PeerOptions {

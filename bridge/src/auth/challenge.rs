@@ -19,6 +19,16 @@ impl Challenge {
         self.error.as_deref() == Some("insufficient_scope")
     }
 
+    /// The challenge of a response: its `WWW-Authenticate` headers that are text.
+    pub fn of_headers(headers: &reqwest::header::HeaderMap) -> Self {
+        Self::parse(
+            headers
+                .get_all(reqwest::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|value| value.to_str().ok()),
+        )
+    }
+
     /// Reads the `Bearer` challenge among the values of the header (a header can
     /// hold several challenges, and a response several headers). Other schemes
     /// are skipped; no `Bearer` challenge gives the default (no parameters).

@@ -259,11 +259,7 @@ fn normalized_schema(tool: &Value) -> Value {
 
 /// The pages of the upstream's list of `method`, as the upstream wrote them.
 fn raw_pages(run: &Run, method: &str) -> Vec<Map<String, Value>> {
-    run.tap
-        .answers(method)
-        .into_iter()
-        .filter_map(|answer| answer.outcome.ok())
-        .collect()
+    run.tap.results(method)
 }
 
 /// vscode.tool_schemas: VS Code's draft-07 check (R6 a), the repairs of the bridge
@@ -411,9 +407,8 @@ fn icons(context: &Context<'_>, run: &Run) -> Finding {
     .sum::<usize>()
         + run
             .tap
-            .answers("server/discover")
+            .results("server/discover")
             .into_iter()
-            .filter_map(|answer| answer.outcome.ok())
             .filter_map(|discover| {
                 discover
                     .get("_meta")

@@ -14,7 +14,7 @@ use crate::net::{ProxyEnvironment, client_builder, describe, uses_proxy};
 use crate::rules::meta::base_meta;
 use crate::upstream::ConnectError;
 use crate::upstream::http::{base_headers, static_headers};
-use reqwest::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::header::CONTENT_TYPE;
 use serde_json::json;
 use std::net::SocketAddr;
 use tokio::time::{Duration, Instant, timeout};
@@ -297,13 +297,7 @@ async fn post(
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    let challenge = Challenge::parse(
-        response
-            .headers()
-            .get_all(WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|value| value.to_str().ok()),
-    );
+    let challenge = Challenge::of_headers(response.headers());
     let took = started.elapsed().as_millis();
     let static_authorization = target
         .headers

@@ -273,9 +273,8 @@ fn capabilities(run: &Run, result: &Map<String, Value>, report: &mut Report) {
     }
     let raw: Vec<String> = run
         .tap
-        .answers("server/discover")
+        .results("server/discover")
         .into_iter()
-        .filter_map(|answer| answer.outcome.ok())
         .filter_map(|discover| {
             discover
                 .get("capabilities")
@@ -318,9 +317,8 @@ fn initialize_result(
         .unwrap_or_default();
     let named_by_upstream = run
         .tap
-        .answers("server/discover")
+        .results("server/discover")
         .into_iter()
-        .filter_map(|answer| answer.outcome.ok())
         .any(|discover| {
             discover
                 .get("_meta")

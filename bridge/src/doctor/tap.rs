@@ -57,6 +57,14 @@ impl Tap {
             .collect()
     }
 
+    /// The results of the answers to `method` (its errors left out).
+    pub fn results(&self, method: &str) -> Vec<Map<String, Value>> {
+        self.answers(method)
+            .into_iter()
+            .filter_map(|answer| answer.outcome.ok())
+            .collect()
+    }
+
     /// The failures of the link for requests of `method` (an HTTP status, a
     /// refused connection).
     pub fn failures(&self, method: &str) -> Vec<RequestFailure> {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use crate::pipes::bridge_exe;
+use harness_sim::process::PROXY_VARIABLES;
 use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
@@ -39,16 +40,6 @@ pub const IDS: [&str; 29] = [
     "vscode.ping",
     "vscode.listen",
     "vscode.call",
-];
-
-/// The proxy variables: doctor inherits none of the runner's, only those a test sets.
-const PROXY_VARIABLES: [&str; 6] = [
-    "HTTPS_PROXY",
-    "https_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
 ];
 
 /// A report of doctor.

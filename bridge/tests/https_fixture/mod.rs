@@ -3,24 +3,13 @@
 #![allow(dead_code)]
 
 use crate::pipes::{EXCHANGE, bridge_exe, fixture_exe};
-use harness_sim::process::{PeerOptions, StdioPeer};
+use harness_sim::process::{PROXY_VARIABLES, PeerOptions, StdioPeer};
 use harness_sim::url_fixture;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use std::process::Stdio;
 use std::sync::Arc;
 use tokio::process::{Child, Command};
-
-/// The proxy variables of the contract (Q10). A test never lets the bridge inherit
-/// them from the runner: it sets the ones it means.
-pub const PROXY_VARIABLES: [&str; 6] = [
-    "HTTPS_PROXY",
-    "https_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
-];
 
 /// The fixture over HTTPS: its URL, its port and the CA file a client must trust.
 pub struct HttpsFixture {

@@ -15,9 +15,7 @@ use crate::wire::frame::Message;
 use crate::wire::line_reader::Line;
 use bytes::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{
-    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE,
-};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -110,13 +108,7 @@ pub(super) async fn exchange(
         let Some(auth) = shared.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
             break answer.read(response).await;
         };
-        let challenge = Challenge::parse(
-            response
-                .headers()
-                .get_all(WWW_AUTHENTICATE)
-                .iter()
-                .filter_map(|value| value.to_str().ok()),
-        );
+        let challenge = Challenge::of_headers(response.headers());
         let step_up = status == 403 && challenge.is_insufficient_scope();
         if status == 403 && !step_up {
             // A 403 that asks for no scope is the server's answer.
