@@ -345,27 +345,6 @@ fn a_locked_keyring_without_a_display_is_not_opened_and_auto_hands_over_losing_n
     );
 }
 
-/// The process id of the Secret Service daemon of this session.
-fn daemon_pid() -> i32 {
-    let output = Command::new("dbus-send")
-        .args([
-            "--session",
-            "--print-reply",
-            "--dest=org.freedesktop.DBus",
-            "/org/freedesktop/DBus",
-            "org.freedesktop.DBus.GetConnectionUnixProcessID",
-            "string:org.freedesktop.secrets",
-        ])
-        .output()
-        .unwrap();
-    let reply = String::from_utf8_lossy(&output.stdout);
-    reply
-        .split_whitespace()
-        .last()
-        .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("no pid of the Secret Service: {reply}"))
-}
-
 #[test]
 fn a_secret_service_that_dies_during_a_run_hands_over_to_the_files_losing_nothing() {
     if in_own_session(
@@ -389,7 +368,8 @@ fn a_secret_service_that_dies_during_a_run_hands_over_to_the_files_losing_nothin
     let first = entry("https://127.0.0.1:9/mcp");
     store.save(&first, &sign_in("first")).unwrap();
 
-    let pid = daemon_pid();
+    let pid = harness_sim::secret_service::daemon_pid(None)
+        .expect("the Secret Service of this session has a process");
     let killed = Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
@@ -421,7 +401,7 @@ fn a_secret_service_that_dies_during_a_run_hands_over_to_the_files_losing_nothin
     assert_eq!(files.load(&second).unwrap(), Some(sign_in("second")));
 }
 
-fn wait_for_exit(pid: i32) {
+fn wait_for_exit(pid: u32) {
     let proc = Path::new("/proc").join(pid.to_string());
     for _ in 0..200 {
         let zombie = std::fs::read_to_string(proc.join("stat"))

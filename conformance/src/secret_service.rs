@@ -117,23 +117,11 @@ impl SecretService {
 
     /// The process that owns `org.freedesktop.secrets` on the bus.
     async fn daemon_pid(&self) -> Option<u32> {
-        let output = Command::new("dbus-send")
-            .args([
-                "--session",
-                "--print-reply",
-                "--dest=org.freedesktop.DBus",
-                "/org/freedesktop/DBus",
-                "org.freedesktop.DBus.GetConnectionUnixProcessID",
-                "string:org.freedesktop.secrets",
-            ])
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
-            .output()
+        let address = self.address.clone();
+        tokio::task::spawn_blocking(move || harness_sim::secret_service::daemon_pid(Some(&address)))
             .await
-            .ok()?;
-        String::from_utf8_lossy(&output.stdout)
-            .split_whitespace()
-            .last()
-            .and_then(|pid| pid.parse().ok())
+            .ok()
+            .flatten()
     }
 
     /// Kills the keyring's daemon (the keychain stops to answer) and waits until the

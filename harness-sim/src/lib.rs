@@ -53,6 +53,7 @@ pub mod replay;
 pub mod report;
 pub mod script;
 pub mod scripted_upstream;
+pub mod secret_service;
 pub mod server_stdio;
 pub mod stdio_probe;
 pub mod tap;
