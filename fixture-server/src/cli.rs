@@ -203,6 +203,10 @@ struct AuthArgs {
     /// Denies every authorization: error=access_denied
     #[arg(long)]
     deny: bool,
+    /// Denies every authorization with error=ERROR (another code than access_denied,
+    /// or a text that is not a plain code)
+    #[arg(long, value_name = "ERROR")]
+    deny_with: Option<String>,
     /// No iss parameter in redirects (RFC 9207)
     #[arg(long)]
     no_iss: bool,
@@ -476,7 +480,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -570,6 +574,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.cimd = auth.cimd;
     auth_options.ca_file = auth.auth_ca_file;
     auth_options.deny = auth.deny;
+    auth_options.deny_with = auth.deny_with;
     auth_options.iss = !auth.no_iss;
     auth_options.forget_clients = auth.forget_clients;
     auth_options.token_lifetime = auth.token_lifetime.unwrap_or(auth_options.token_lifetime);

@@ -22,6 +22,10 @@ pub struct AuthOptions {
     pub ca_file: Option<PathBuf>,
     /// `--deny`: every authorization is denied (`error=access_denied`).
     pub deny: bool,
+    /// `--deny-with ERROR`: every authorization is denied with `error=ERROR` (as
+    /// sent, URL-encoded): a code other than access_denied, or a text that is not a
+    /// plain code.
+    pub deny_with: Option<String>,
     /// The `iss` parameter of RFC 9207 in every redirect; `--no-iss` leaves it out.
     pub iss: bool,
     /// `--forget-clients`: the dynamically registered clients are forgotten each time
@@ -138,6 +142,7 @@ impl Default for AuthOptions {
             cimd: false,
             ca_file: None,
             deny: false,
+            deny_with: None,
             iss: true,
             forget_clients: false,
             token_lifetime: DEFAULT_TOKEN_LIFETIME,
