@@ -258,6 +258,9 @@ struct AuthArgs {
     /// /register refuses every registration (invalid_client_metadata)
     #[arg(long)]
     refuse_registration: bool,
+    /// /register refuses every registration with the error ERROR (400)
+    #[arg(long, value_name = "ERROR")]
+    refuse_registration_with: Option<String>,
     /// POST /mcp answers 401 invalid_token to every access token, its own included
     #[arg(long)]
     refuse_access_tokens: bool,
@@ -480,7 +483,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -588,6 +591,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
     auth_options.listen_needs_write = auth.listen_needs_write;
     auth_options.refuse_registration = auth.refuse_registration;
+    auth_options.refuse_registration_with = auth.refuse_registration_with;
     auth_options.refuse_access_tokens = auth.refuse_access_tokens;
     if let Some(url) = browse.browse {
         check_browse(&options)?;

@@ -68,6 +68,9 @@ pub struct AuthOptions {
     /// `--refuse-registration`: `/register` answers every registration with
     /// `invalid_client_metadata`.
     pub refuse_registration: bool,
+    /// `--refuse-registration-with ERROR`: `/register` answers every registration
+    /// with 400 and the `error` ERROR (a text that is not a plain code, say).
+    pub refuse_registration_with: Option<String>,
     /// `--refuse-access-tokens`: `/mcp` answers 401 `invalid_token` also to the access
     /// tokens this server issued (a resource that refuses what its server signed).
     pub refuse_access_tokens: bool,
@@ -156,6 +159,7 @@ impl Default for AuthOptions {
             step_up_new_scope_only: false,
             listen_needs_write: false,
             refuse_registration: false,
+            refuse_registration_with: None,
             refuse_access_tokens: false,
         }
     }
