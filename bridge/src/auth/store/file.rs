@@ -600,6 +600,21 @@ mod tests {
     use super::*;
     use crate::auth::store::ClientOption;
 
+    /// The reasons of the warning line of a file that does not open (catalogue,
+    /// FileMoved and FileNotValid).
+    #[test]
+    fn each_reason_of_a_file_that_does_not_open_has_its_text() {
+        assert_eq!(Unreadable::Format.text(), "its format is not known");
+        assert_eq!(
+            Unreadable::Decrypt.text(),
+            "it does not decrypt with the key"
+        );
+        assert_eq!(
+            Unreadable::OtherEntry.text(),
+            "it belongs to a different entry"
+        );
+    }
+
     fn key() -> TokenKey {
         TokenKey::from_hex(&"ab".repeat(32)).unwrap()
     }
