@@ -306,6 +306,9 @@ struct FaultArgs {
     /// bytes long
     #[arg(long, value_name = "BYTES", value_parser = oversized_event)]
     oversized_event: Option<usize>,
+    /// Sends each JSON response without Content-Length (chunked transfer coding)
+    #[arg(long)]
+    chunked_json: bool,
 }
 
 /// A value that its option does not take; the message names both.
@@ -571,6 +574,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.slow_stream = faults.slow_stream_ms;
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
+    http_options.faults.chunked_json = faults.chunked_json;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
     auth_options.registration = !auth.no_registration;

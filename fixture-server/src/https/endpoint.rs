@@ -314,7 +314,14 @@ impl Endpoint {
             );
         };
         match first {
-            Routed::Final(frame) if !self.always_sse => json(status_of(&frame), frame),
+            Routed::Final(frame) if !self.always_sse => {
+                let status = status_of(&frame);
+                if self.settings.faults.chunked_json {
+                    json_without_length(status, frame)
+                } else {
+                    json(status, frame)
+                }
+            }
             first => {
                 let body = sse::start(first, frames, self.settings.clone(), guard);
                 let mut response = Response::new(body.boxed());
@@ -394,6 +401,32 @@ fn json(status: StatusCode, frame: String) -> Response<ResponseBody> {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+/// [`json`] without Content-Length (`--chunked-json`): one chunk of a body whose
+/// length the client learns only at its end.
+fn json_without_length(status: StatusCode, frame: String) -> Response<ResponseBody> {
+    let mut response = Response::new(UnsizedBody(Some(Bytes::from(frame))).boxed());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A body of one chunk that tells no size.
+struct UnsizedBody(Option<Bytes>);
+
+impl hyper::body::Body for UnsizedBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.0.take().map(|data| Ok(hyper::body::Frame::data(data))))
+    }
 }
 
 /// A JSON-RPC error response with an HTTP status; without `id` when there is none.

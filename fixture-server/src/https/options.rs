@@ -105,6 +105,9 @@ pub struct Faults {
     /// `--oversized-event BYTES`: every SSE stream starts with one `notifications/message`
     /// event whose data is BYTES bytes long.
     pub oversized_event: Option<usize>,
+    /// `--chunked-json`: a JSON response goes without Content-Length, its body in
+    /// chunked transfer coding, so that a client learns its length only by reading it.
+    pub chunked_json: bool,
 }
 
 impl Faults {
