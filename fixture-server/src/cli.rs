@@ -309,6 +309,10 @@ struct FaultArgs {
     /// Sends each JSON response without Content-Length (chunked transfer coding)
     #[arg(long)]
     chunked_json: bool,
+    /// Writes each SSE event in two data lines: the first character of its frame, then
+    /// the rest
+    #[arg(long)]
+    split_sse_data: bool,
 }
 
 /// A value that its option does not take; the message names both.
@@ -575,6 +579,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
     http_options.faults.chunked_json = faults.chunked_json;
+    http_options.faults.split_sse_data = faults.split_sse_data;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
     auth_options.registration = !auth.no_registration;
