@@ -313,6 +313,10 @@ struct FaultArgs {
     /// the rest
     #[arg(long)]
     split_sse_data: bool,
+    /// The first POST of a request of METHOD gets 400 with the -32022 error (supported:
+    /// 2026-07-28, the version it named) and is not served
+    #[arg(long, value_name = "METHOD")]
+    version_error_method: Option<String>,
 }
 
 /// A value that its option does not take; the message names both.
@@ -580,6 +584,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.oversized_event = faults.oversized_event;
     http_options.faults.chunked_json = faults.chunked_json;
     http_options.faults.split_sse_data = faults.split_sse_data;
+    http_options.faults.version_error_method = faults.version_error_method;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
     auth_options.registration = !auth.no_registration;

@@ -4,7 +4,7 @@
 //! only the checks of HTTP and the choice of the response are here.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full, Limited};
@@ -42,6 +42,8 @@ pub struct Endpoint {
     /// `--print-exchanges`: each POST read goes to stdout too.
     print_exchanges: bool,
     posts: AtomicU64,
+    /// `--version-error-method`: the one -32022 went out.
+    version_error_sent: AtomicBool,
 }
 
 impl Endpoint {
@@ -60,6 +62,7 @@ impl Endpoint {
             auth: None,
             print_exchanges: false,
             posts: AtomicU64::new(0),
+            version_error_sent: AtomicBool::new(false),
         }
     }
 
@@ -221,6 +224,25 @@ impl Endpoint {
             && !access.scopes.iter().any(|scope| scope == auth::WRITE)
         {
             return auth.step_up();
+        }
+        // Refused before it is served, as a step-up: no exchange, the request goes again.
+        if let Ok(Message::Request(request)) = &message
+            && self.settings.faults.version_error_method.as_deref() == Some(&request.method)
+            && !self.version_error_sent.swap(true, Ordering::Relaxed)
+        {
+            crate::info!(
+                "http",
+                "--version-error-method: the first {} gets -32022",
+                request.method
+            );
+            let refused = ErrorData::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "--version-error-method: the server lost the protocol version of the request; it supports 2026-07-28.",
+                Some(
+                    serde_json::json!({"supported": meta::SUPPORTED_VERSIONS, "requested": meta::PROTOCOL_VERSION}),
+                ),
+            );
+            return error(StatusCode::BAD_REQUEST, Some(&request.id), refused);
         }
         if self.print_exchanges {
             super::exchanges::print(post, &parts.headers, &body);
