@@ -104,6 +104,10 @@ struct ServerArgs {
     /// Adds the tool array_output (an outputSchema of type array)
     #[arg(long)]
     array_output: bool,
+    /// Adds the tool stray_param_header, whose x-mcp-header is on the items of an array
+    /// (not reachable through properties alone)
+    #[arg(long)]
+    stray_param_header: bool,
     /// Declares no completions; completion/complete gets -32601
     #[arg(long)]
     no_completions: bool,
@@ -551,6 +555,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
             many_tools: server.many_tools.unwrap_or(defaults.many_tools),
             apps: server.apps,
             array_output: server.array_output,
+            stray_param_header: server.stray_param_header,
             completions: !server.no_completions,
             anonymous: server.anonymous,
             icons: server.icons,
