@@ -26,7 +26,9 @@
 //!   `$ORIGIN`: its origin (the URL without `/mcp`, where the authorization server
 //!   of `--auth` serves too);
 //!   `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
-//!   authorization server of `--separate-authorization-server`.
+//!   authorization server of `--separate-authorization-server`;
+//!   `$PRIVATE_KEY_FILE`: a key file of the file store (64 hexadecimal digits and a
+//!   line break, mode 0600 on POSIX) outside `$RUN_DIR`, for `--token-key-file`.
 //!
 //! Each browser script writes what it got and its verdict to a log that the runner
 //! reads ([`BrowserRun`]): a script that refuses its URL (anything but a start URL)
@@ -66,6 +68,8 @@ pub enum HttpsUpstreamError {
     Folder(std::io::Error),
     #[error("cannot make the run's folder: {0}")]
     RunFolder(std::io::Error),
+    #[error("cannot write the run's private key file: {0}")]
+    KeyFile(std::io::Error),
     #[error("cannot listen on a port: {0}")]
     Listen(std::io::Error),
     #[error("cannot start the proxy: {0}")]
@@ -208,6 +212,8 @@ impl HttpsUpstream {
         let dir = tempfile::tempdir().map_err(HttpsUpstreamError::Folder)?;
         write_browsers(dir.path(), fixture, &ca_file, url_host)?;
         std::fs::create_dir(dir.path().join("run")).map_err(HttpsUpstreamError::RunFolder)?;
+        write_private_key(&dir.path().join(PRIVATE_KEY_FILE))
+            .map_err(HttpsUpstreamError::KeyFile)?;
         let busy =
             std::net::TcpListener::bind("127.0.0.1:0").map_err(HttpsUpstreamError::Listen)?;
         let free_port = harness_sim::ports::free_port();
@@ -264,6 +270,7 @@ impl HttpsUpstream {
             .replace("$FIXTURE_BROWSER_AGAIN", &script("browser-again"))
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
+            .replace("$PRIVATE_KEY_FILE", &script(PRIVATE_KEY_FILE))
             .replace(
                 "$ORIGIN",
                 self.url.strip_suffix("/mcp").unwrap_or(&self.url),
@@ -449,6 +456,23 @@ fn write_browsers(
         }
     }
     Ok(())
+}
+
+/// The name of `$PRIVATE_KEY_FILE` in the run's folder of scripts.
+const PRIVATE_KEY_FILE: &str = "private-key";
+
+/// The key file of `$PRIVATE_KEY_FILE`: private to the account from its creation.
+fn write_private_key(path: &Path) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(b"3c5a0f1e9d8b7c6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa0918\n")
 }
 
 #[cfg(test)]

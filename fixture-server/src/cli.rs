@@ -104,6 +104,10 @@ struct ServerArgs {
     /// Adds the tool array_output (an outputSchema of type array)
     #[arg(long)]
     array_output: bool,
+    /// Adds the tool stray_param_header, whose x-mcp-header is on the items of an array
+    /// (not reachable through properties alone)
+    #[arg(long)]
+    stray_param_header: bool,
     /// Declares no completions; completion/complete gets -32601
     #[arg(long)]
     no_completions: bool,
@@ -203,6 +207,10 @@ struct AuthArgs {
     /// Denies every authorization: error=access_denied
     #[arg(long)]
     deny: bool,
+    /// Denies every authorization with error=ERROR (another code than access_denied,
+    /// or a text that is not a plain code)
+    #[arg(long, value_name = "ERROR")]
+    deny_with: Option<String>,
     /// No iss parameter in redirects (RFC 9207)
     #[arg(long)]
     no_iss: bool,
@@ -254,6 +262,9 @@ struct AuthArgs {
     /// /register refuses every registration (invalid_client_metadata)
     #[arg(long)]
     refuse_registration: bool,
+    /// /register refuses every registration with the error ERROR (400)
+    #[arg(long, value_name = "ERROR")]
+    refuse_registration_with: Option<String>,
     /// POST /mcp answers 401 invalid_token to every access token, its own included
     #[arg(long)]
     refuse_access_tokens: bool,
@@ -299,6 +310,17 @@ struct FaultArgs {
     /// bytes long
     #[arg(long, value_name = "BYTES", value_parser = oversized_event)]
     oversized_event: Option<usize>,
+    /// Sends each JSON response without Content-Length (chunked transfer coding)
+    #[arg(long)]
+    chunked_json: bool,
+    /// Writes each SSE event in two data lines: the first character of its frame, then
+    /// the rest
+    #[arg(long)]
+    split_sse_data: bool,
+    /// The first POST of a request of METHOD gets 400 with the -32022 error (supported:
+    /// 2026-07-28, the version it named) and is not served
+    #[arg(long, value_name = "METHOD")]
+    version_error_method: Option<String>,
 }
 
 /// A value that its option does not take; the message names both.
@@ -476,7 +498,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -533,6 +555,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
             many_tools: server.many_tools.unwrap_or(defaults.many_tools),
             apps: server.apps,
             array_output: server.array_output,
+            stray_param_header: server.stray_param_header,
             completions: !server.no_completions,
             anonymous: server.anonymous,
             icons: server.icons,
@@ -564,12 +587,16 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.slow_stream = faults.slow_stream_ms;
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
+    http_options.faults.chunked_json = faults.chunked_json;
+    http_options.faults.split_sse_data = faults.split_sse_data;
+    http_options.faults.version_error_method = faults.version_error_method;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
     auth_options.registration = !auth.no_registration;
     auth_options.cimd = auth.cimd;
     auth_options.ca_file = auth.auth_ca_file;
     auth_options.deny = auth.deny;
+    auth_options.deny_with = auth.deny_with;
     auth_options.iss = !auth.no_iss;
     auth_options.forget_clients = auth.forget_clients;
     auth_options.token_lifetime = auth.token_lifetime.unwrap_or(auth_options.token_lifetime);
@@ -583,6 +610,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
     auth_options.listen_needs_write = auth.listen_needs_write;
     auth_options.refuse_registration = auth.refuse_registration;
+    auth_options.refuse_registration_with = auth.refuse_registration_with;
     auth_options.refuse_access_tokens = auth.refuse_access_tokens;
     if let Some(url) = browse.browse {
         check_browse(&options)?;

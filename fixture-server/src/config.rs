@@ -41,6 +41,9 @@ pub struct Config {
     pub apps: bool,
     /// Adds `array_output` (an `outputSchema` of type array), for in-process tests.
     pub array_output: bool,
+    /// `--stray-param-header`: adds `stray_param_header`, whose `x-mcp-header` is on
+    /// the `items` of an array, not on a chain of `properties`.
+    pub stray_param_header: bool,
     /// Declares `completions` and answers `completion/complete`; without it
     /// `completion/complete` gets -32601.
     pub completions: bool,
@@ -65,6 +68,7 @@ impl Default for Config {
             many_tools: 0,
             apps: false,
             array_output: false,
+            stray_param_header: false,
             completions: true,
             process_tools: false,
             guarded: false,

@@ -57,6 +57,9 @@ fn fixture(config: &Config) -> Catalog {
     if config.array_output {
         tools.push(basic::array_output());
     }
+    if config.stray_param_header {
+        tools.push(basic::stray_param_header());
+    }
     if config.process_tools {
         tools.extend(process::tools());
     }

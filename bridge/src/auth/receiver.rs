@@ -444,6 +444,14 @@ fn plain_code(error: &str) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_page_of_the_receiver_is_html_with_its_title_and_text() {
+        let page = Page::status(404, "Not Found");
+        assert!(page.body.starts_with("<!doctype html>"));
+        assert!(page.body.contains("<title>Not Found</title>"));
+        assert!(page.body.contains("<h1>Not Found</h1><p>Not Found</p>"));
+    }
+
     fn secret(text: &str) -> Secret {
         Secret::for_tests(text)
     }

@@ -454,6 +454,20 @@ mod tests {
         ));
         assert!(!resource_covers("https://other.example.com/mcp", &target));
         assert!(!resource_covers("https://mcp.example.com/mcp?x=1", &target));
+        // A resource with a query covers the same URL only: its path and its query.
+        let with_query = url("https://mcp.example.com/mcp?x=1");
+        assert!(resource_covers(
+            "https://mcp.example.com/mcp?x=1",
+            &with_query
+        ));
+        assert!(!resource_covers(
+            "https://mcp.example.com/other?x=1",
+            &with_query
+        ));
+        assert!(!resource_covers(
+            "https://mcp.example.com/mcp?x=2",
+            &with_query
+        ));
         assert!(!resource_covers("not a url", &target));
     }
 

@@ -31,6 +31,11 @@ impl Run<'_> {
             &self.transcript.header,
             Some(https),
         ));
+        // The keychain of the run is the second process's too (logout of a sign-in
+        // that the bridge kept there).
+        if let Some(service) = &self.secret_service {
+            command.envs(service.bridge_env());
+        }
         let output = tokio::time::timeout_at(deadline, command.output())
             .await
             .map_err(|_| Failure::at(line, "the second bridge process did not end in time"))?

@@ -181,7 +181,7 @@ impl AuthServer {
                 "The authorization request is unknown, expired or already used: start the sign-in again.",
             );
         };
-        if self.options.deny {
+        if self.options.deny || self.options.deny_with.is_some() {
             crate::info!(
                 "auth",
                 "--deny: the authorization of the client {} is denied",
@@ -189,7 +189,7 @@ impl AuthServer {
             );
             return self.error_redirect(
                 &pending.redirect_uri,
-                "access_denied",
+                self.options.deny_with.as_deref().unwrap_or("access_denied"),
                 "The user denied the authorization.",
                 Some(&pending.state),
             );

@@ -22,6 +22,10 @@ pub struct AuthOptions {
     pub ca_file: Option<PathBuf>,
     /// `--deny`: every authorization is denied (`error=access_denied`).
     pub deny: bool,
+    /// `--deny-with ERROR`: every authorization is denied with `error=ERROR` (as
+    /// sent, URL-encoded): a code other than access_denied, or a text that is not a
+    /// plain code.
+    pub deny_with: Option<String>,
     /// The `iss` parameter of RFC 9207 in every redirect; `--no-iss` leaves it out.
     pub iss: bool,
     /// `--forget-clients`: the dynamically registered clients are forgotten each time
@@ -64,6 +68,9 @@ pub struct AuthOptions {
     /// `--refuse-registration`: `/register` answers every registration with
     /// `invalid_client_metadata`.
     pub refuse_registration: bool,
+    /// `--refuse-registration-with ERROR`: `/register` answers every registration
+    /// with 400 and the `error` ERROR (a text that is not a plain code, say).
+    pub refuse_registration_with: Option<String>,
     /// `--refuse-access-tokens`: `/mcp` answers 401 `invalid_token` also to the access
     /// tokens this server issued (a resource that refuses what its server signed).
     pub refuse_access_tokens: bool,
@@ -138,6 +145,7 @@ impl Default for AuthOptions {
             cimd: false,
             ca_file: None,
             deny: false,
+            deny_with: None,
             iss: true,
             forget_clients: false,
             token_lifetime: DEFAULT_TOKEN_LIFETIME,
@@ -151,6 +159,7 @@ impl Default for AuthOptions {
             step_up_new_scope_only: false,
             listen_needs_write: false,
             refuse_registration: false,
+            refuse_registration_with: None,
             refuse_access_tokens: false,
         }
     }

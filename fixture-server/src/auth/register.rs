@@ -25,6 +25,16 @@ fn metadata_error(description: &str) -> Response<ResponseBody> {
 
 impl AuthServer {
     pub(super) async fn register(&self, request: Request<Incoming>) -> Response<ResponseBody> {
+        if let Some(error) = &self.options.refuse_registration_with {
+            crate::info!(
+                "auth",
+                "--refuse-registration-with: a registration gets 400"
+            );
+            return bad(
+                error,
+                "--refuse-registration-with: this server registers no client.",
+            );
+        }
         if self.options.refuse_registration {
             crate::info!("auth", "--refuse-registration: a registration gets 400");
             return metadata_error("--refuse-registration: this server registers no client.");

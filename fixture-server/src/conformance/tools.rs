@@ -141,6 +141,7 @@ pub fn tools() -> Vec<ToolSpec> {
                 "properties": {
                     "region": {"type": "string", "description": "Sent as Mcp-Param-Region", "x-mcp-header": "Region"},
                     "priority": {"type": "integer", "description": "Sent as Mcp-Param-Priority", "x-mcp-header": "Priority"},
+                    "urgent": {"type": "boolean", "description": "Sent as Mcp-Param-Urgent", "x-mcp-header": "Urgent"},
                     "query": {"type": "string", "description": "Not sent as a header"},
                 },
                 "required": ["region"],
@@ -158,7 +159,7 @@ fn reply(content: Vec<ContentBlock>) -> ToolReply {
 /// the call (`https/headers.rs`); the text says what arrived.
 async fn custom_headers(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let args = Args::of(&call);
-    args.only(&["region", "priority", "query"])?;
+    args.only(&["region", "priority", "urgent", "query"])?;
     let region = args.string("region")?;
     Ok(text(format!("region: {region}")))
 }

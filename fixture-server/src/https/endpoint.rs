@@ -4,7 +4,7 @@
 //! only the checks of HTTP and the choice of the response are here.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full, Limited};
@@ -42,6 +42,8 @@ pub struct Endpoint {
     /// `--print-exchanges`: each POST read goes to stdout too.
     print_exchanges: bool,
     posts: AtomicU64,
+    /// `--version-error-method`: the one -32022 went out.
+    version_error_sent: AtomicBool,
 }
 
 impl Endpoint {
@@ -60,6 +62,7 @@ impl Endpoint {
             auth: None,
             print_exchanges: false,
             posts: AtomicU64::new(0),
+            version_error_sent: AtomicBool::new(false),
         }
     }
 
@@ -222,6 +225,25 @@ impl Endpoint {
         {
             return auth.step_up();
         }
+        // Refused before it is served, as a step-up: no exchange, the request goes again.
+        if let Ok(Message::Request(request)) = &message
+            && self.settings.faults.version_error_method.as_deref() == Some(&request.method)
+            && !self.version_error_sent.swap(true, Ordering::Relaxed)
+        {
+            crate::info!(
+                "http",
+                "--version-error-method: the first {} gets -32022",
+                request.method
+            );
+            let refused = ErrorData::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "--version-error-method: the server lost the protocol version of the request; it supports 2026-07-28.",
+                Some(
+                    serde_json::json!({"supported": meta::SUPPORTED_VERSIONS, "requested": meta::PROTOCOL_VERSION}),
+                ),
+            );
+            return error(StatusCode::BAD_REQUEST, Some(&request.id), refused);
+        }
         if self.print_exchanges {
             super::exchanges::print(post, &parts.headers, &body);
         }
@@ -314,7 +336,14 @@ impl Endpoint {
             );
         };
         match first {
-            Routed::Final(frame) if !self.always_sse => json(status_of(&frame), frame),
+            Routed::Final(frame) if !self.always_sse => {
+                let status = status_of(&frame);
+                if self.settings.faults.chunked_json {
+                    json_without_length(status, frame)
+                } else {
+                    json(status, frame)
+                }
+            }
             first => {
                 let body = sse::start(first, frames, self.settings.clone(), guard);
                 let mut response = Response::new(body.boxed());
@@ -394,6 +423,32 @@ fn json(status: StatusCode, frame: String) -> Response<ResponseBody> {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+/// [`json`] without Content-Length (`--chunked-json`): one chunk of a body whose
+/// length the client learns only at its end.
+fn json_without_length(status: StatusCode, frame: String) -> Response<ResponseBody> {
+    let mut response = Response::new(UnsizedBody(Some(Bytes::from(frame))).boxed());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A body of one chunk that tells no size.
+struct UnsizedBody(Option<Bytes>);
+
+impl hyper::body::Body for UnsizedBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.0.take().map(|data| Ok(hyper::body::Frame::data(data))))
+    }
 }
 
 /// A JSON-RPC error response with an HTTP status; without `id` when there is none.

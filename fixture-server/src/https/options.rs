@@ -105,6 +105,16 @@ pub struct Faults {
     /// `--oversized-event BYTES`: every SSE stream starts with one `notifications/message`
     /// event whose data is BYTES bytes long.
     pub oversized_event: Option<usize>,
+    /// `--chunked-json`: a JSON response goes without Content-Length, its body in
+    /// chunked transfer coding, so that a client learns its length only by reading it.
+    pub chunked_json: bool,
+    /// `--split-sse-data`: each SSE event carries its frame in two `data:` lines, the
+    /// first character and the rest.
+    pub split_sse_data: bool,
+    /// `--version-error-method METHOD`: the first POST of a request of METHOD gets 400
+    /// with the -32022 error of its id whose `supported` names the version it had
+    /// (a server that lost it), and is not served; the client may send it again.
+    pub version_error_method: Option<String>,
 }
 
 impl Faults {

@@ -34,6 +34,15 @@ pub fn event(frame: &str) -> Bytes {
     Bytes::from(format!("data: {frame}\n\n"))
 }
 
+/// The event of `--split-sse-data`: the frame's first character on one `data:` line,
+/// the rest on a second (a client joins them with a line break, which JSON allows
+/// after the `{` of the frame).
+pub fn split_event(frame: &str) -> Bytes {
+    let cut = frame.chars().next().map_or(0, char::len_utf8);
+    let (first, rest) = frame.split_at(cut);
+    Bytes::from(format!("data: {first}\ndata: {rest}\n\n"))
+}
+
 /// The frame of `--oversized-event`: a `notifications/message` whose JSON text is
 /// `bytes` long (or the shortest such frame when `bytes` is smaller).
 pub fn oversized_frame(bytes: usize) -> String {
@@ -159,7 +168,12 @@ async fn send_event(
             _ = tx.closed() => return None,
         }
     }
-    tx.send(event(frame)).await.ok()?;
+    let bytes = if faults.split_sse_data {
+        split_event(frame)
+    } else {
+        event(frame)
+    };
+    tx.send(bytes).await.ok()?;
     *sent += 1;
     Some(carry)
 }

@@ -120,6 +120,30 @@ pub fn array_output() -> ToolSpec {
     }
 }
 
+/// `stray_param_header`: an `x-mcp-header` on the `items` of an array, which no
+/// client can mirror (SEP-2243: a tool with such an annotation is not valid).
+pub fn stray_param_header() -> ToolSpec {
+    ToolSpec {
+        tool: read_only(tool(
+            "stray_param_header",
+            "Has an x-mcp-header on the items of an array.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}},
+                },
+            }),
+        )),
+        handler: |call| Box::pin(stray_param_header_call(call)),
+        switch: None,
+    }
+}
+
+async fn stray_param_header_call(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&["tags"])?;
+    Ok(text("stray_param_header"))
+}
+
 fn object(value: Value) -> serde_json::Map<String, Value> {
     match value {
         Value::Object(map) => map,

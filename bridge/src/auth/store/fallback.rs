@@ -142,6 +142,35 @@ mod tests {
     }
 
     #[test]
+    fn a_delete_of_a_keychain_that_answers_tells_whether_an_entry_was_there() {
+        let store = KeychainFallback::with_warning(
+            Arc::new(MemoryStore::default()),
+            Box::new(|| {
+                (
+                    Arc::new(MemoryStore::default()) as Arc<dyn TokenStore>,
+                    "the tokens stay in memory".to_owned(),
+                )
+            }),
+            Box::new(|_| panic!("the keychain answers")),
+        );
+        let key = EntryKey::new("https://x/mcp", "default", "r", ClientOption::Default);
+        assert_eq!(store.delete(&key), Ok(false));
+        let sign_in = StoredSignIn {
+            issuer: "i".into(),
+            resource: "r".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        };
+        store.save(&key, &sign_in).unwrap();
+        assert_eq!(store.delete(&key), Ok(true));
+        assert_eq!(store.load(&key), Ok(None));
+    }
+
+    #[test]
     fn a_keychain_that_stops_to_answer_hands_the_save_to_the_next_store_with_one_warning() {
         let lines = Arc::new(Mutex::new(Vec::<String>::new()));
         let collected = lines.clone();

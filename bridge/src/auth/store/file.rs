@@ -600,6 +600,21 @@ mod tests {
     use super::*;
     use crate::auth::store::ClientOption;
 
+    /// The reasons of the warning line of a file that does not open (catalogue,
+    /// FileMoved and FileNotValid).
+    #[test]
+    fn each_reason_of_a_file_that_does_not_open_has_its_text() {
+        assert_eq!(Unreadable::Format.text(), "its format is not known");
+        assert_eq!(
+            Unreadable::Decrypt.text(),
+            "it does not decrypt with the key"
+        );
+        assert_eq!(
+            Unreadable::OtherEntry.text(),
+            "it belongs to a different entry"
+        );
+    }
+
     fn key() -> TokenKey {
         TokenKey::from_hex(&"ab".repeat(32)).unwrap()
     }
@@ -672,6 +687,50 @@ mod tests {
         FileStore::open(dir.path(), key()).unwrap();
         assert!(!old.exists());
         assert!(fresh.exists());
+    }
+
+    #[test]
+    fn opening_keeps_old_entries_and_the_old_key_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let entry = entry("https://mcp.example/mcp");
+        store.save(&entry, &sign_in("tok-old")).unwrap();
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for path in [store.path_of(&entry), dir.path().join(KEY_CHECK)] {
+            fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(an_hour_ago)
+                .unwrap();
+        }
+        let again = FileStore::open(dir.path(), key()).unwrap();
+        assert!(dir.path().join(KEY_CHECK).exists());
+        let loaded = again.load(&entry).unwrap().expect("the old entry stays");
+        assert_eq!(loaded.access_token, "tok-old".into());
+    }
+
+    #[test]
+    fn reading_a_path_that_is_not_a_file_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        assert_eq!(store.read(&dir.path().join("absent")), Ok(None));
+        assert!(store.read(dir.path()).is_err());
+    }
+
+    #[test]
+    fn the_identity_of_a_file_opens_only_under_its_own_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let entry = entry("https://mcp.example/mcp");
+        let bytes = store.seal(&entry, &sign_in("tok")).unwrap();
+        let own = super::super::identity_hash(&entry);
+        assert!(store.open_identity(&own, &bytes).is_ok());
+        let other = super::super::identity_hash(&self::entry("https://other.example/mcp"));
+        assert!(matches!(
+            store.open_identity(&other, &bytes),
+            Err(Unreadable::Decrypt)
+        ));
     }
 
     #[test]

@@ -73,4 +73,27 @@ mod tests {
         assert_eq!(store.delete(&key), Ok(true));
         assert_eq!(store.delete(&key), Ok(false));
     }
+
+    /// The default `delete_all` of the trait, which the memory store keeps.
+    #[test]
+    fn delete_all_counts_each_deleted_entry() {
+        let store = MemoryStore::default();
+        let sign_in = StoredSignIn {
+            issuer: "https://as".into(),
+            resource: "https://x/mcp".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        };
+        for account in ["one", "two", "three"] {
+            let key = EntryKey::new("https://x/mcp", account, "r", ClientOption::Default);
+            store.save(&key, &sign_in).unwrap();
+        }
+        assert_eq!(store.delete_all(), Ok(3));
+        assert_eq!(store.keys(), Ok(vec![]));
+        assert_eq!(store.delete_all(), Ok(0));
+    }
 }
