@@ -520,16 +520,7 @@ mod tests {
         let target = url("https://mcp.example.com/mcp");
         let redirect = "http://127.0.0.1:41894/callback";
         let key = EntryKey::new(target.as_str(), "default", redirect, ClientOption::Default);
-        let sign_in = store::StoredSignIn {
-            issuer: "https://as".into(),
-            resource: "https://mcp.example.com/mcp".into(),
-            client_id: "c".into(),
-            client_secret: None,
-            access_token: "a".into(),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        };
+        let sign_in = store::StoredSignIn::for_tests("https://mcp.example.com/mcp", "a");
         memory.save(&key, &sign_in).unwrap();
         let other = "https://other.example.com/mcp";
         assert_eq!(

@@ -155,16 +155,7 @@ mod tests {
         );
         let key = EntryKey::new("https://x/mcp", "default", "r", ClientOption::Default);
         assert_eq!(store.delete(&key), Ok(false));
-        let sign_in = StoredSignIn {
-            issuer: "i".into(),
-            resource: "r".into(),
-            client_id: "c".into(),
-            client_secret: None,
-            access_token: "a".into(),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        };
+        let sign_in = StoredSignIn::for_tests("r", "a");
         store.save(&key, &sign_in).unwrap();
         assert_eq!(store.delete(&key), Ok(true));
         assert_eq!(store.load(&key), Ok(None));
@@ -185,16 +176,7 @@ mod tests {
             Box::new(move |line| collected.lock().unwrap().push(line.to_string())),
         );
         let key = EntryKey::new("https://x/mcp", "default", "r", ClientOption::Default);
-        let sign_in = StoredSignIn {
-            issuer: "i".into(),
-            resource: "r".into(),
-            client_id: "c".into(),
-            client_secret: None,
-            access_token: "a".into(),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        };
+        let sign_in = StoredSignIn::for_tests("r", "a");
         assert_eq!(store.kind(), StoreKind::Keychain);
         store.save(&key, &sign_in).unwrap();
         assert_eq!(store.load(&key).unwrap(), Some(sign_in));

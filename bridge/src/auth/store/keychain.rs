@@ -334,16 +334,7 @@ mod tests {
     }
 
     fn small_sign_in() -> StoredSignIn {
-        StoredSignIn {
-            issuer: "https://as".into(),
-            resource: "https://x/mcp".into(),
-            client_id: "c".into(),
-            client_secret: None,
-            access_token: "a".into(),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        }
+        StoredSignIn::for_tests("https://x/mcp", "a")
     }
 
     #[test]

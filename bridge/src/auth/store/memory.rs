@@ -57,16 +57,7 @@ mod tests {
             ClientOption::Default,
         );
         assert_eq!(store.load(&key), Ok(None));
-        let sign_in = StoredSignIn {
-            issuer: "https://as".into(),
-            resource: "https://x/mcp".into(),
-            client_id: "c".into(),
-            client_secret: None,
-            access_token: "a".into(),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        };
+        let sign_in = StoredSignIn::for_tests("https://x/mcp", "a");
         store.save(&key, &sign_in).unwrap();
         assert_eq!(store.load(&key).unwrap().as_ref(), Some(&sign_in));
         assert_eq!(store.keys().unwrap(), vec![key.clone()]);
@@ -78,16 +69,7 @@ mod tests {
     #[test]
     fn delete_all_counts_each_deleted_entry() {
         let store = MemoryStore::default();
-        let sign_in = StoredSignIn {
-            issuer: "https://as".into(),
-            resource: "https://x/mcp".into(),
-            client_id: "c".into(),
-            client_secret: None,
-            access_token: "a".into(),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        };
+        let sign_in = StoredSignIn::for_tests("https://x/mcp", "a");
         for account in ["one", "two", "three"] {
             let key = EntryKey::new("https://x/mcp", account, "r", ClientOption::Default);
             store.save(&key, &sign_in).unwrap();

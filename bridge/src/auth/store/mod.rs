@@ -113,6 +113,24 @@ pub struct StoredSignIn {
     pub scope: Option<String>,
 }
 
+#[cfg(test)]
+impl StoredSignIn {
+    /// A sign-in of the unit tests: an access token for `resource` at the issuer
+    /// `https://as`, without a refresh token, an expiry or a scope.
+    pub(crate) fn for_tests(resource: &str, access_token: &str) -> Self {
+        Self {
+            issuer: "https://as".into(),
+            resource: resource.into(),
+            client_id: "c".into(),
+            client_secret: None,
+            access_token: access_token.into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        }
+    }
+}
+
 impl fmt::Debug for StoredSignIn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StoredSignIn")
