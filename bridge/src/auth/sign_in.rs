@@ -759,6 +759,46 @@ mod tests {
         assert!(side.prompts.lock().unwrap().is_empty());
     }
 
+    /// A request refused with an older token goes again with a newer one only when
+    /// that one has the scopes the refusal asks for; else a step-up follows.
+    #[tokio::test]
+    async fn a_newer_token_serves_a_step_up_only_when_it_has_the_scopes_asked_for() {
+        let side = RecordingSide {
+            view: ClientView {
+                initialized: true,
+                url_elicitation: false,
+            },
+            ..RecordingSide::default()
+        };
+        let authorizer = authorizer(false);
+        {
+            let mut current = authorizer.current();
+            current.sign_in = Some(StoredSignIn::for_tests("https://127.0.0.1:9/mcp", "newer"));
+            current.generation = 2;
+            current.scope = Some("mcp:read".into());
+        }
+        let step_up = |scope: &str| Refusal {
+            challenge: Challenge::parse([format!(
+                r#"Bearer error="insufficient_scope", scope="{scope}""#
+            )
+            .as_str()]),
+            used: Some(1),
+        };
+        // The newer token lacks mcp:write: the step-up's sign-in, which this
+        // client cannot open.
+        let error = authorizer
+            .on_refused(step_up("mcp:read mcp:write"), &side)
+            .await
+            .unwrap_err();
+        assert_eq!(error, SignInError::NoUrlElicitation);
+        // It has mcp:read: the request goes again with it.
+        assert_eq!(
+            authorizer.on_refused(step_up("mcp:read"), &side).await,
+            Ok(())
+        );
+        assert!(side.prompts.lock().unwrap().is_empty());
+    }
+
     #[test]
     fn a_step_up_asks_for_the_scopes_before_and_the_new_ones() {
         assert_eq!(
