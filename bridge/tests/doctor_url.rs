@@ -9,7 +9,8 @@
 
 use crate::doctor_run::{Report, doctor};
 use crate::https_fixture::{
-    HttpsFixture, bridge, fixture_client, fixture_endpoint, free_port, test_browser,
+    HOSTILE_AUTHORIZATION_ENDPOINTS, HttpsFixture, bridge, fixture_client, fixture_endpoint,
+    free_port, test_browser,
 };
 use crate::pipes::initialize;
 use crate::recording_proxy::RecordingProxy;
@@ -376,20 +377,10 @@ async fn each_fault_of_the_authorization_server_fails_its_step_of_the_sign_in() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_authorization_endpoints_fail_before_any_browser_or_line() {
-    for (kind, detail) in [
-        ("shell", "it has a character that a URL does not have"),
-        (
-            "javascript",
-            "it is not an https URL, or an http URL of a loopback host",
-        ),
-        (
-            "file",
-            "it is not an https URL, or an http URL of a loopback host",
-        ),
-    ] {
+    for (kind, detail) in HOSTILE_AUTHORIZATION_ENDPOINTS {
         let fixture =
             HttpsFixture::start(&["--auth", "--hostile-authorization-endpoint", kind], &[]).await;
-        let marker = format!("/tmp/bridge-fixture-pwned-{}", fixture.port);
+        let marker = fixture.payload_marker();
         let _ = std::fs::remove_file(&marker);
         let dir = tempfile::tempdir().unwrap();
         let browser = test_browser(dir.path(), &fixture);
@@ -416,7 +407,7 @@ async fn hostile_authorization_endpoints_fail_before_any_browser_or_line() {
             !dir.path().join("browser.log.urls").exists(),
             "{kind}: a browser opened"
         );
-        assert!(!Path::new(&marker).exists(), "{kind}: the payload ran");
+        assert!(!marker.exists(), "{kind}: the payload ran");
     }
 }
 

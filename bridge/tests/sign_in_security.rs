@@ -16,15 +16,15 @@ use crate::pipes;
 
 use harness_sim::process::StdioPeer;
 use https_fixture::{
-    HttpsFixture, bridge, bridge_to, fixture_client, fixture_endpoint, fixture_switch, free_port,
-    test_browser,
+    HOSTILE_AUTHORIZATION_ENDPOINTS, HttpsFixture, bridge, bridge_to, fixture_client,
+    fixture_endpoint, fixture_switch, free_port, test_browser,
 };
 use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, FileStore, StoredSignIn, TokenKey, TokenStore,
 };
 use pipes::*;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 const SIGN_IN_LINE: &str = "mcp-bridge-vscode: sign in at ";
@@ -103,20 +103,10 @@ async fn has_line(peer: &mut StdioPeer, expected: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_authorization_endpoints_are_refused_before_any_line_or_browser_and_nothing_runs() {
-    for (kind, detail) in [
-        ("shell", "it has a character that a URL does not have"),
-        (
-            "javascript",
-            "it is not an https URL, or an http URL of a loopback host",
-        ),
-        (
-            "file",
-            "it is not an https URL, or an http URL of a loopback host",
-        ),
-    ] {
+    for (kind, detail) in HOSTILE_AUTHORIZATION_ENDPOINTS {
         let fixture =
             HttpsFixture::start(&["--auth", "--hostile-authorization-endpoint", kind], &[]).await;
-        let marker = PathBuf::from(format!("/tmp/bridge-fixture-pwned-{}", fixture.port));
+        let marker = fixture.payload_marker();
         let _ = std::fs::remove_file(&marker);
         let dir = tempfile::tempdir().unwrap();
         let (mut peer, _) = debug_bridge(&fixture, dir.path(), &[]);

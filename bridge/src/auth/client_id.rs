@@ -343,6 +343,18 @@ async fn register(
 mod tests {
     use super::*;
 
+    /// A public client that [`server`]'s authorization server registered.
+    fn registered_at_the_server() -> Registered {
+        Registered {
+            issuer: "https://as.example.com".into(),
+            client: Client {
+                id: "dyn-1".into(),
+                secret: None,
+                secret_in_body: false,
+            },
+        }
+    }
+
     fn server(methods: Option<Vec<&str>>) -> AuthorizationServer {
         AuthorizationServer {
             issuer: "https://as.example.com".into(),
@@ -390,14 +402,7 @@ mod tests {
             metadata_url: Some(Url::parse("https://d.example/c.json").unwrap()),
             ..ClientOptions::default()
         };
-        let registered = Registered {
-            issuer: "https://as.example.com".into(),
-            client: Client {
-                id: "dyn-1".into(),
-                secret: None,
-                secret_in_body: false,
-            },
-        };
+        let registered = registered_at_the_server();
         let default_port = DOCUMENT_REDIRECT_PORT;
         let cases = [
             (
@@ -502,14 +507,7 @@ mod tests {
     #[test]
     fn a_registered_client_of_the_same_issuer_is_used_again_and_without_registration_there_is_none()
     {
-        let registered = Registered {
-            issuer: "https://as.example.com".into(),
-            client: Client {
-                id: "dyn-1".into(),
-                secret: None,
-                secret_in_body: false,
-            },
-        };
+        let registered = registered_at_the_server();
         let client = resolve_now(&server(None), &ClientOptions::default(), Some(&registered));
         assert_eq!(client.unwrap().id, "dyn-1");
         let elsewhere = Registered {

@@ -655,6 +655,20 @@ mod tests {
         prompts: Mutex<Vec<String>>,
     }
 
+    impl RecordingSide {
+        /// A client after `notifications/initialized` that cannot open a URL: a
+        /// sign-in stops at that check, before it asks the network.
+        fn without_url_elicitation() -> Self {
+            Self {
+                view: ClientView {
+                    initialized: true,
+                    url_elicitation: false,
+                },
+                ..Self::default()
+            }
+        }
+    }
+
     #[async_trait::async_trait]
     impl UserSide for RecordingSide {
         fn view(&self) -> ClientView {
@@ -703,13 +717,7 @@ mod tests {
 
     #[tokio::test]
     async fn without_url_elicitation_a_later_sign_in_fails_at_once_and_asks_nobody() {
-        let side = RecordingSide {
-            view: ClientView {
-                initialized: true,
-                url_elicitation: false,
-            },
-            ..RecordingSide::default()
-        };
+        let side = RecordingSide::without_url_elicitation();
         let error = authorizer(false)
             .on_refused(refusal(), &side)
             .await
@@ -741,13 +749,7 @@ mod tests {
     async fn a_declined_sign_in_fails_at_once_for_a_minute_and_then_goes_on() {
         // A client without URL elicitation: once the pause is over, the sign-in
         // stops at its next check, without the network.
-        let side = RecordingSide {
-            view: ClientView {
-                initialized: true,
-                url_elicitation: false,
-            },
-            ..RecordingSide::default()
-        };
+        let side = RecordingSide::without_url_elicitation();
         let authorizer = authorizer(false);
         authorizer.pause_questions();
         tokio::time::advance(Duration::from_secs(59)).await;
@@ -763,13 +765,7 @@ mod tests {
     /// that one has the scopes the refusal asks for; else a step-up follows.
     #[tokio::test]
     async fn a_newer_token_serves_a_step_up_only_when_it_has_the_scopes_asked_for() {
-        let side = RecordingSide {
-            view: ClientView {
-                initialized: true,
-                url_elicitation: false,
-            },
-            ..RecordingSide::default()
-        };
+        let side = RecordingSide::without_url_elicitation();
         let authorizer = authorizer(false);
         {
             let mut current = authorizer.current();

@@ -45,6 +45,12 @@ impl HttpsFixture {
         }
     }
 
+    /// The file that the fixture's shell payload of
+    /// `--hostile-authorization-endpoint shell` would create: it must never exist.
+    pub fn payload_marker(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(format!("/tmp/bridge-fixture-pwned-{}", self.port))
+    }
+
     /// The process id of the fixture.
     pub fn pid(&self) -> u32 {
         self.child.id().expect("the fixture runs")
@@ -53,6 +59,20 @@ impl HttpsFixture {
 
 /// The bridge in the URL form: `args`, then `--ca-file` and `url`; no proxy variable
 /// of this process, only those of `env`.
+/// The kinds of `--hostile-authorization-endpoint` that the bridge refuses
+/// before it writes or opens anything, each with the reason the refusal names.
+pub const HOSTILE_AUTHORIZATION_ENDPOINTS: [(&str, &str); 3] = [
+    ("shell", "it has a character that a URL does not have"),
+    (
+        "javascript",
+        "it is not an https URL, or an http URL of a loopback host",
+    ),
+    (
+        "file",
+        "it is not an https URL, or an http URL of a loopback host",
+    ),
+];
+
 pub fn bridge_to(url: &str, ca_file: &str, args: &[&str], env: &[(&str, &str)]) -> StdioPeer {
     spawn_bridge(&bridge_argv(url, ca_file, args), env)
 }
