@@ -175,6 +175,14 @@ pub enum StepKind {
         code: i32,
         stderr: Vec<String>,
     },
+    /// What another program or the user does on the machine between two runs of
+    /// the bridge (damage a token file, delete a keychain item): this command,
+    /// with the transcript's environment and the run's Secret Service, runs to its
+    /// end with exit code 0; its whole stdout must be `stdout` when that is given.
+    Run {
+        command: Vec<String>,
+        stdout: Option<Vec<String>>,
+    },
     /// The bridge stops at the end of its stdin (exit code 0), and a new one starts
     /// against the same fixture over HTTPS with these options before the URL and the
     /// transcript's environment with these variables over it (a restart of the server
@@ -701,6 +709,23 @@ fn parse_step(
                     .and_then(|code| i32::try_from(code).ok())
                     .ok_or_else(|| needs("run_bridge", "an exit code \"code\""))?,
                 stderr: string_list(object.get("stderr"), "run_bridge.stderr")?,
+            }
+        }
+        "run" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("run", "the fixture over HTTPS"));
+            }
+            let object = value.as_object().ok_or_else(|| shape("run", "an object"))?;
+            let command = string_list(object.get("command"), "run.command")?;
+            if command.is_empty() {
+                return Err(needs("run", "a program in \"command\""));
+            }
+            StepKind::Run {
+                command,
+                stdout: object
+                    .get("stdout")
+                    .map(|lines| string_list(Some(lines), "run.stdout"))
+                    .transpose()?,
             }
         }
         "restart_bridge" => {

@@ -11,7 +11,8 @@
 //!   start URL (`http://127.0.0.1:<port>/start/<43 characters>`, M6): a bridge
 //!   that opened anything else never signs in;
 //! - `$FIXTURE_BROWSER_TWICE`: a browser that requests the start URL twice
-//!   without following it (a second request stops the sign-in);
+//!   without following it (a second request stops the sign-in), and must get a
+//!   page that tells to start the sign-in again the second time;
 //! - `$FIXTURE_BROWSER_WRONG_TOKEN`: a browser that first requests the start URL
 //!   with a wrong token (which must get 404), then follows the right one;
 //! - `$FIXTURE_BROWSER_AGAIN`: a browser that signs in through the start URL,
@@ -423,8 +424,10 @@ fn write_browsers(
         ),
         (
             "browser-twice",
+            // The contract: the second request "gets a page that tells you to start
+            // the sign-in again".
             format!(
-                "{guard}\n{get} \"$1\" >/dev/null 2>&1\n{get} \"$1\" >/dev/null 2>&1\nverdict \"$1\" ok"
+                "{guard}\n{get} \"$1\" >/dev/null 2>&1\n{get} \"$1\" 2>/dev/null | grep -qi 'start the sign-in again' || {{ verdict \"$1\" 'the second request did not get a page that tells to start the sign-in again'; exit 1; }}\nverdict \"$1\" ok"
             ),
         ),
         (

@@ -415,7 +415,12 @@ fn remove_token_directory(dir: &Path) -> bool {
             });
             true
         }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => true,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            emit!(LogoutInfo::NoDirectory {
+                dir: &dir.display()
+            });
+            true
+        }
         Err(error) => {
             emit!(LogoutError::DirectoryStays {
                 dir: &dir.display(),

@@ -301,6 +301,10 @@ impl<'a> Run<'a> {
             StepKind::RunBridge { args, code, stderr } => {
                 self.run_bridge(line, args, *code, stderr, deadline).await
             }
+            StepKind::Run { command, stdout } => {
+                self.run_command(line, command, stdout.as_deref(), deadline)
+                    .await
+            }
             StepKind::RestartBridge { args, env } => self.restart_bridge(line, args, env).await,
             StepKind::ExpectHttpRequests { request, count } => {
                 self.expect_http_requests(line, request, *count, deadline)

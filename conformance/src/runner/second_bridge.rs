@@ -1,9 +1,12 @@
-//! The step `run_bridge`: a second bridge process (another command line, such as
-//! `logout`) run to its end against the fixture over HTTPS, its exit code and its
-//! whole stderr checked.
+//! The steps that run a second process to its end beside the bridge under test:
+//! `run_bridge` (another command line of the bridge, such as `logout`, its exit
+//! code and its whole stderr checked) and `run` (what another program or the user
+//! does to the machine between two runs: a token file damaged, a keychain item
+//! deleted), each with the transcript's environment and the run's keychain.
 
 use super::Run;
 use crate::outcome::Failure;
+use std::ffi::OsStr;
 use tokio::time::Instant;
 
 impl Run<'_> {
@@ -17,33 +20,12 @@ impl Run<'_> {
         stderr: &[String],
         deadline: Instant,
     ) -> Result<(), Failure> {
-        let https = self
-            .https
-            .as_ref()
-            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
-        let mut command = tokio::process::Command::new(&self.env.bins.bridge);
-        command
-            .args(args.iter().map(|arg| https.resolve(arg)))
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        command.envs(crate::launch::bridge_environment(
-            self.env,
-            &self.transcript.header,
-            Some(https),
-        ));
-        // The keychain of the run is the second process's too (logout of a sign-in
-        // that the bridge kept there).
-        if let Some(service) = &self.secret_service {
-            command.envs(service.bridge_env());
-        }
-        let output = tokio::time::timeout_at(deadline, command.output())
-            .await
-            .map_err(|_| Failure::at(line, "the second bridge process did not end in time"))?
-            .map_err(|e| Failure::at(line, format!("cannot start the second bridge: {e}")))?;
-        let got: Vec<String> = String::from_utf8_lossy(&output.stderr)
-            .lines()
-            .map(str::to_owned)
-            .collect();
+        let bridge = self.env.bins.bridge.clone();
+        let output = self
+            .second_process(line, bridge.as_os_str(), args, deadline)
+            .await?;
+        let stderr = self.resolved_lines(stderr);
+        let got = lines_of(&output.stderr);
         if output.status.code() != Some(code) || got != stderr {
             return Err(Failure::at(
                 line,
@@ -60,4 +42,91 @@ impl Run<'_> {
         }
         Ok(())
     }
+
+    /// Runs `command` to its end: exit code 0, and its whole stdout `stdout` when
+    /// the step names one.
+    pub(super) async fn run_command(
+        &mut self,
+        line: usize,
+        command: &[String],
+        stdout: Option<&[String]>,
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| Failure::at(line, "no program to run"))?;
+        let output = self
+            .second_process(line, OsStr::new(program), args, deadline)
+            .await?;
+        let stdout = stdout.map(|lines| self.resolved_lines(lines));
+        let got = lines_of(&output.stdout);
+        let stdout_differs = stdout.as_ref().is_some_and(|expected| got != *expected);
+        if !output.status.success() || stdout_differs {
+            return Err(Failure::at(
+                line,
+                format!(
+                    "{program} exited with {:?} (expected 0) or wrote another stdout",
+                    output.status.code()
+                ),
+            )
+            .with_detail(format!(
+                "expected stdout:\n{}\nactual stdout:\n{}\nstderr:\n{}",
+                stdout.map(|lines| lines.join("\n")).unwrap_or_default(),
+                got.join("\n"),
+                String::from_utf8_lossy(&output.stderr)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Expected lines with the placeholders of the fixture over HTTPS replaced
+    /// (`$RUN_DIR` in a path that a line names).
+    fn resolved_lines(&self, lines: &[String]) -> Vec<String> {
+        match &self.https {
+            Some(https) => lines.iter().map(|line| https.resolve(line)).collect(),
+            None => lines.to_vec(),
+        }
+    }
+
+    /// `program` with `args` (the placeholders of the fixture over HTTPS replaced)
+    /// in the bridge's environment, run to its end before `deadline`.
+    async fn second_process(
+        &self,
+        line: usize,
+        program: &OsStr,
+        args: &[String],
+        deadline: Instant,
+    ) -> Result<std::process::Output, Failure> {
+        let https = self
+            .https
+            .as_ref()
+            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args.iter().map(|arg| https.resolve(arg)))
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        command.envs(crate::launch::bridge_environment(
+            self.env,
+            &self.transcript.header,
+            Some(https),
+        ));
+        // The keychain of the run is the second process's too (logout of a sign-in
+        // that the bridge kept there).
+        if let Some(service) = &self.secret_service {
+            command.envs(service.bridge_env());
+        }
+        let name = program.to_string_lossy();
+        tokio::time::timeout_at(deadline, command.output())
+            .await
+            .map_err(|_| Failure::at(line, format!("{name} did not end in time")))?
+            .map_err(|e| Failure::at(line, format!("cannot start {name}: {e}")))
+    }
+}
+
+fn lines_of(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }

@@ -13,6 +13,8 @@ lines! {
             => "logout found no stored sign-in of the account \"{label}\" for the URL",
         AllDeleted { n: usize, store: &'a str } => "logout --all deleted {n} stored sign-ins in {store}",
         DirectoryDeleted { dir: &'a dyn Display } => "logout --all deleted the token directory {dir}",
+        NoDirectory { dir: &'a dyn Display }
+            => "logout --all found no token directory {dir}: the encrypted files hold no sign-in",
         NothingInMemory
             => "logout has nothing to delete in memory (--token-store memory): the tokens of a bridge in memory end with its process",
         KeychainSkipped { why: &'a dyn Display } => "logout skipped the keychain of the host: {why}",
