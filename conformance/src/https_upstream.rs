@@ -25,7 +25,8 @@
 //! - `$RUN_DIR`: a folder of this run only (for a file token store, as
 //!   `XDG_STATE_HOME`), removed after the run; `$URL`: the URL the bridge gets;
 //!   `$ORIGIN`: its origin (the URL without `/mcp`, where the authorization server
-//!   of `--auth` serves too);
+//!   of `--auth` serves too); with the fixture's `--resource-query QUERY`, `$URL`
+//!   ends with `?QUERY`, as the resource of its metadata does;
 //!   `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
 //!   authorization server of `--separate-authorization-server`;
 //!   `$PRIVATE_KEY_FILE`: a key file of the file store (64 hexadecimal digits and a
@@ -164,6 +165,14 @@ impl HttpsUpstream {
         if let Some(host) = url_host {
             url = url.replacen("127.0.0.1", host, 1);
         }
+        // A fixture whose resource has a query serves the URL with that query.
+        if let Some(query) = args
+            .iter()
+            .position(|arg| arg == "--resource-query")
+            .and_then(|at| args.get(at + 1))
+        {
+            url = format!("{url}?{query}");
+        }
         let ca_file = announced.ca_file.ok_or(HttpsUpstreamError::NoCaFile)?;
         let authorization_server = if args.iter().any(|a| a == "--separate-authorization-server") {
             let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
@@ -252,6 +261,12 @@ impl HttpsUpstream {
 
     /// An argument or a value of the environment of the transcript, with its
     /// placeholders (the module documentation) in place.
+    /// The origin of the URL: without `/mcp` and its query.
+    fn origin(&self) -> &str {
+        let without_query = self.url.split_once('?').map_or(&*self.url, |(url, _)| url);
+        without_query.strip_suffix("/mcp").unwrap_or(without_query)
+    }
+
     pub fn resolve(&self, value: &str) -> String {
         let script = |name: &str| self.scripts.join(name).to_string_lossy().into_owned();
         let busy = self.busy.local_addr().map(|a| a.port()).unwrap_or_default();
@@ -272,10 +287,7 @@ impl HttpsUpstream {
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
             .replace("$PRIVATE_KEY_FILE", &script(PRIVATE_KEY_FILE))
-            .replace(
-                "$ORIGIN",
-                self.url.strip_suffix("/mcp").unwrap_or(&self.url),
-            )
+            .replace("$ORIGIN", self.origin())
             .replace("$URL", &self.url)
             .replace("$CA_FILE", &self.ca_file)
             .replace("$FREE_PORT", &self.free_port.to_string())

@@ -85,10 +85,14 @@ impl AuthServer {
             .unwrap_or(resource)
             .to_owned();
         let tls = crate::fetch::connector(ca_files)?;
+        let resource = match &options.resource_query {
+            Some(query) => format!("{resource}?{query}"),
+            None => resource.to_owned(),
+        };
         Ok(AuthServer {
             resource_origin: issuer.clone(),
             issuer,
-            resource: resource.to_owned(),
+            resource,
             options,
             clients: Clients::default(),
             grants: Grants::default(),

@@ -61,6 +61,10 @@ pub struct AuthOptions {
     /// `--step-up-new-scope-only`: the challenge of the step-up names only `mcp:write`,
     /// not the scopes the client has already: a client must ask for the union.
     pub step_up_new_scope_only: bool,
+    /// `--resource-query QUERY`: the resource (and the audience of every token) is
+    /// the MCP URL with this query, a server that tells its tenants apart by the
+    /// query: a client must use the URL with the query.
+    pub resource_query: Option<String>,
     /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
     /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
     /// step-up.
@@ -157,6 +161,7 @@ impl Default for AuthOptions {
             cimd_documents: Vec::new(),
             separate_origin: false,
             step_up_new_scope_only: false,
+            resource_query: None,
             listen_needs_write: false,
             refuse_registration: false,
             refuse_registration_with: None,
