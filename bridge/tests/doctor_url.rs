@@ -753,3 +753,73 @@ async fn a_server_of_revision_2025_11_25_at_a_url_is_told_that_vscode_can_use_it
         report.stdout
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_after_the_start_without_a_browser_says_which_url_to_open() {
+    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let browser = test_browser(home.path(), &fixture);
+    let port = free_port().to_string();
+    let env = [
+        ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
+    ];
+    let run = |extra: &[&str], browser: Option<&str>| {
+        let mut args = vec![
+            "--token-store",
+            "file",
+            "--redirect-port",
+            &port,
+            "--ca-file",
+            &fixture.ca_file,
+        ];
+        args.extend_from_slice(extra);
+        args.push(&fixture.url);
+        let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+        let mut env: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        env.extend(browser.map(|browser| ("BROWSER", browser.to_owned())));
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            doctor(&args, &env).await
+        }
+    };
+    // The sign-in of the start, through the test browser, is kept in the files.
+    let report = run(&["--sign-in"], Some(browser.to_str().unwrap())).await;
+    assert_eq!(report.code, Some(0), "{}", report.stdout);
+
+    // The step-up of the call is a URL elicitation, which no browser opens.
+    let report = run(
+        &[
+            "--sign-in",
+            "--no-browser",
+            "--sign-in-timeout",
+            "2",
+            "--call",
+            "guarded",
+        ],
+        None,
+    )
+    .await;
+    report.assert_well_formed();
+    let line =
+        "mcp-bridge-vscode: vscode: info: doctor opened no browser: open this URL to sign in: ";
+    let opened: Vec<&str> = report
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(line))
+        .collect();
+    assert_eq!(opened.len(), 1, "{}", report.stderr);
+    assert!(
+        opened[0].starts_with(&format!(
+            "{}/authorize?response_type=code&",
+            fixture.url.trim_end_matches("/mcp")
+        )),
+        "{}",
+        report.stderr
+    );
+    // Nobody opened it: the call fails at the sign-in's time limit.
+    assert_eq!(report.code, Some(1), "{}", report.stdout);
+    report.expect("vscode.call", "fail", "guarded");
+}

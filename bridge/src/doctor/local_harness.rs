@@ -5,7 +5,7 @@
 //! none; doctor tells that they were asked. Only the URL of a sign-in of the
 //! bridge is opened, with `--sign-in`, as VS Code opens it when the user accepts.
 
-use super::texts::SIGN_IN_ELICITATION;
+use super::texts::{SIGN_IN_ELICITATION, open_sign_in};
 use crate::auth::browser::Opener;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -145,7 +145,7 @@ impl LocalHarness {
         };
         match opener {
             Some(opener) if opener.open(url).is_ok() => {}
-            _ => eprintln!("mcp-bridge-vscode doctor: open this URL to sign in: {url}"),
+            _ => eprintln!("{}", open_sign_in(url)),
         }
         true
     }

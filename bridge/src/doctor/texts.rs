@@ -7,7 +7,7 @@
 use crate::auth::client_id::WhyRegistration;
 use crate::auth::errors::SignInError;
 use crate::catalogue::cli::CliWarning;
-use crate::catalogue::{Cause, DoctorError, Level, Prefix, Scope};
+use crate::catalogue::{Cause, DoctorError, DoctorInfo, Level, Prefix, Scope};
 use crate::log::line_of;
 use crate::rules::results::ToolSchemaFix;
 use crate::upstream::ConnectError;
@@ -100,6 +100,11 @@ pub fn registration_line(why: &WhyRegistration) -> Option<String> {
 /// that the bridge dropped, such as a log line on stdout).
 pub fn is_router_warning(text: &str) -> bool {
     text.starts_with(&Prefix::of(Scope::McpRouter, Level::Warning).to_string())
+}
+
+/// The line of `--sign-in` when no browser opened the URL of the sign-in.
+pub fn open_sign_in(url: &str) -> String {
+    line_of(&DoctorInfo::OpenSignInUrl { url })
 }
 
 /// The error line of doctor itself when it cannot run (no runtime).

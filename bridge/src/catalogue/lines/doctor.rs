@@ -6,6 +6,12 @@ use std::fmt::Display;
 lines! {
     group DOCTOR;
 
+    /// What doctor asks of the user.
+    pub enum DoctorInfo<'a>: Vscode Info {
+        /// `--sign-in` where no browser opened the URL (none, or `--no-browser`).
+        OpenSignInUrl { url: &'a str } => "doctor opened no browser: open this URL to sign in: {url}",
+    }
+
     /// doctor cannot run its checks: exit code 1.
     pub enum DoctorError<'a>: Vscode Error {
         /// No runtime for the checks.
