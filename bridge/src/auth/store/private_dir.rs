@@ -33,8 +33,19 @@ pub(super) fn make_private_dir(dir: &Path) -> std::io::Result<()> {
 /// Creates `path` with `bytes` when it is not there, whole or not at all (a
 /// synced temporary file, hard-linked to its name); `false` when it was there.
 pub(super) fn create_if_absent(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    create_if_absent_with(dir, path, bytes, |from, to| fs::hard_link(from, to))
+}
+
+/// [`create_if_absent`] with `link` for the hard link: a test's file system
+/// without hard links.
+fn create_if_absent_with(
+    dir: &Path,
+    path: &Path,
+    bytes: &[u8],
+    link: impl Fn(&Path, &Path) -> std::io::Result<()>,
+) -> std::io::Result<bool> {
     let temporary = write_temporary(dir, path, bytes)?;
-    let created = match fs::hard_link(&temporary, path) {
+    let created = match link(&temporary, path) {
         Ok(()) => Ok(true),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
         // A file system without hard links: a rename, which a writer at the same
@@ -116,5 +127,41 @@ pub(super) fn remove_stale_temporaries(dir: &Path) {
 pub(super) fn sync_dir(dir: &Path) {
     if let Ok(handle) = fs::File::open(dir) {
         let _ = handle.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hard link of a file system that has none.
+    fn no_hard_links(_: &Path, _: &Path) -> std::io::Result<()> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// The names in `dir`.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn without_hard_links_a_rename_creates_the_file_only_when_it_is_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("key-check");
+        let created = create_if_absent_with(dir.path(), &path, b"first", no_hard_links);
+        assert!(created.unwrap());
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+        assert_eq!(names(dir.path()), ["key-check"]);
+        // Now it is there: the link's error, never a rename over it.
+        let error = create_if_absent_with(dir.path(), &path, b"second", no_hard_links).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::Unsupported);
+        assert_eq!(fs::read(&path).unwrap(), b"first");
+        // No temporary file is left behind.
+        assert_eq!(names(dir.path()), ["key-check"]);
     }
 }
