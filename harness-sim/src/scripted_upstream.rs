@@ -78,7 +78,9 @@ pub async fn run(text: &str) -> i32 {
     let script: UpstreamScript = match serde_json::from_str(text) {
         Ok(script) => script,
         Err(error) => {
-            eprintln!("harness-sim scripted-upstream: the script is not valid: {error}");
+            stderr_line(&format!(
+                "harness-sim scripted-upstream: the script is not valid: {error}"
+            ));
             return 2;
         }
     };
@@ -87,7 +89,7 @@ pub async fn run(text: &str) -> i32 {
         ignored: Vec::new(),
     };
     if script.pid_line {
-        eprintln!("upstream pid {}", std::process::id());
+        stderr_line(&format!("upstream pid {}", std::process::id()));
     }
     if let Err(code) = upstream.run(&script.start, &Value::Null, 0).await {
         return code;
@@ -151,7 +153,7 @@ impl Upstream {
                 }
                 Action::Send(frame) => self.send(&fill_frame(frame, id, n)).await?,
                 Action::Raw(text) => self.write(&fill(text, id, n)).await?,
-                Action::Stderr(text) => eprintln!("{}", fill(text, id, n)),
+                Action::Stderr(text) => stderr_line(&fill(text, id, n)),
                 Action::SleepMs(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
                 Action::Exit(code) => std::process::exit(*code),
                 Action::KillSelf => kill_self(),
@@ -174,7 +176,9 @@ impl Upstream {
             self.stdout.flush().await
         };
         written.await.map_err(|error| {
-            eprintln!("harness-sim scripted-upstream: a write failed: {error}");
+            stderr_line(&format!(
+                "harness-sim scripted-upstream: a write failed: {error}"
+            ));
             1
         })
     }
@@ -183,9 +187,17 @@ impl Upstream {
         #[cfg(unix)]
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(signal) => self.ignored.push(signal),
-            Err(error) => eprintln!("harness-sim scripted-upstream: {error}"),
+            Err(error) => stderr_line(&format!("harness-sim scripted-upstream: {error}")),
         }
     }
+}
+
+/// Writes `text` and its newline to stderr in one write. The bridge and the other
+/// processes of the group share this stderr: `eprintln!` writes the text and the
+/// newline apart, and a line of another process between the two would spoil both.
+fn stderr_line(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
 }
 
 /// The discover result of a 2026-07-28 server named `scripted` with tools.
@@ -226,7 +238,7 @@ fn kill_self() {
 fn spawn(script: &Value) -> Result<(), i32> {
     let text = script.to_string();
     let program = std::env::current_exe().map_err(|error| {
-        eprintln!("harness-sim scripted-upstream: {error}");
+        stderr_line(&format!("harness-sim scripted-upstream: {error}"));
         1
     })?;
     std::process::Command::new(program)
@@ -236,7 +248,9 @@ fn spawn(script: &Value) -> Result<(), i32> {
         .spawn()
         .map(drop)
         .map_err(|error| {
-            eprintln!("harness-sim scripted-upstream: cannot start the grandchild: {error}");
+            stderr_line(&format!(
+                "harness-sim scripted-upstream: cannot start the grandchild: {error}"
+            ));
             1
         })
 }
