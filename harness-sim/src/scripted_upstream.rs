@@ -1,8 +1,8 @@
 //! A scripted upstream of revision 2026-07-28 that misbehaves as a process: it
 //! exits before an answer, kills itself, writes lines that are not frames, leaves
-//! a grandchild in its process group, ignores the termination signal, writes after
-//! the end of its input, or stops reading. The process tests of the bridge put it
-//! behind the real bridge executable.
+//! a grandchild in its process group, ignores the termination signal or cleans up
+//! after it, writes after the end of its input, or stops reading. The process tests
+//! of the bridge put it behind the real bridge executable.
 //!
 //! `harness-sim scripted-upstream SCRIPT` (hidden) takes the script as JSON
 //! ([`UpstreamScript`]). It writes `upstream pid <pid>` on stderr first (the pid is
@@ -67,6 +67,10 @@ pub enum Action {
     KillSelf,
     /// From now on the termination signal does not end the process.
     IgnoreTerm,
+    /// From now on the termination signal runs these actions, beside whatever the
+    /// script is doing, and then exits (with 0, or the code of an action that
+    /// ends the process): a process that cleans up before it exits.
+    OnTerm(Vec<Action>),
     /// Starts another scripted upstream with this script (JSON), in its process
     /// group, without its stdin and stdout (it shares stderr), and does not wait
     /// for it.
@@ -158,6 +162,7 @@ impl Upstream {
                 Action::Exit(code) => std::process::exit(*code),
                 Action::KillSelf => kill_self(),
                 Action::IgnoreTerm => self.ignore_term(),
+                Action::OnTerm(cleanup) => on_term(cleanup.clone()),
                 Action::Spawn(script) => spawn(script)?,
             }
         }
@@ -198,6 +203,35 @@ impl Upstream {
 fn stderr_line(text: &str) {
     use std::io::Write as _;
     let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
+}
+
+/// Runs `cleanup` at the termination signal, then exits.
+fn on_term(cleanup: Vec<Action>) {
+    #[cfg(unix)]
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::spawn(async move {
+                terminate.recv().await;
+                let code = match run_cleanup(cleanup).await {
+                    Ok(()) => 0,
+                    Err(code) => code,
+                };
+                std::process::exit(code);
+            });
+        }
+        Err(error) => stderr_line(&format!("harness-sim scripted-upstream: {error}")),
+    }
+    #[cfg(not(unix))]
+    drop(cleanup);
+}
+
+/// The actions of [`on_term`], with a stdout of their own.
+async fn run_cleanup(cleanup: Vec<Action>) -> Result<(), i32> {
+    let mut upstream = Upstream {
+        stdout: tokio::io::stdout(),
+        ignored: Vec::new(),
+    };
+    upstream.run(&cleanup, &Value::Null, 0).await
 }
 
 /// The discover result of a 2026-07-28 server named `scripted` with tools.
