@@ -274,6 +274,37 @@ async fn a_crash_leaves_no_grandchild_of_the_upstream_behind() {
     exits_with_nothing_left(&mut bridge, 1, group).await;
 }
 
+/// A grandchild that, at the termination signal, cleans up for 300 ms, writes
+/// `grandchild cleaned up` and exits.
+fn tidy_grandchild() -> Value {
+    json!({"spawn": {"pid_line": false, "start": [
+        {"on_term": [{"sleep_ms": 300}, {"stderr": "grandchild cleaned up"}]},
+        {"stderr": "grandchild ready"},
+        {"sleep_ms": 300_000},
+    ]}})
+}
+
+#[tokio::test]
+async fn after_a_crash_a_grandchild_gets_shutdown_grace_to_clean_up_after_the_termination_signal() {
+    // The contract: a termination signal to the process group, and the kill only
+    // after one more shutdown_grace (2 s); 300 ms of cleanup fit well inside it, and
+    // a kill at once would cut them.
+    let mut bridge = start_scripted(
+        &[],
+        json!({"start": [tidy_grandchild()], "calls": {"1": [{"exit": 3}]}}),
+    );
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge
+        .wait_stderr(EXCHANGE, |l| l == "grandchild ready")
+        .await
+        .expect("the grandchild started");
+    bridge.send(&echo(55)).await.unwrap();
+    assert_eq!(response(&mut bridge).await, exited(55, "code 3"));
+    exits_with_nothing_left(&mut bridge, 1, group).await;
+    has_line(&bridge, "grandchild cleaned up");
+}
+
 #[tokio::test]
 async fn a_grandchild_that_ignores_the_termination_signal_is_killed_at_the_end_of_stdin() {
     let mut bridge = start_scripted(&[], json!({"start": [stubborn_grandchild()]}));

@@ -3,6 +3,7 @@
 //!
 //! - a response of 64 MiB + 1 byte (one over `--max-response-bytes` at its default)
 //!   fails its request alone, with or without a Content-Length; 64 MiB exactly passes;
+//! - a JSON body that is the result of another request fails its call at once;
 //! - a server that accepts the connection and never answers: discover fails at its
 //!   time limit; a call that is never answered is cancelled by VS Code, the bridge
 //!   closes its connection, and ping and the next call are answered;
@@ -175,6 +176,46 @@ async fn a_call_that_is_never_answered_is_cancelled_its_connection_closed_and_th
         bridge.recv(Duration::from_millis(300)).await.is_none(),
         "an answer after the cancellation"
     );
+    assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
+}
+
+/// The answers of a server with a bug: the JSON body of the call `other_id` is the
+/// result of a request the bridge never sent; every other call gets its own.
+fn misaddressed_tools(message: &Value) -> Reply {
+    match message["params"]["name"].as_str() {
+        Some("other_id") => Reply::Json(text_result_of_size(&json!(9_999_999), 200)),
+        _ => Reply::Json(text_result_of_size(&message["id"], 200)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_body_that_answers_another_request_fails_its_call_at_once_and_the_bridge_serves_on()
+{
+    // A JSON body carries one message: when it is not the response, none comes.
+    let server = TinyHttp::start(misaddressed_tools).await;
+    let mut bridge = bridge_to_tiny(&server, &[]).await;
+    bridge.send(&call(2, "other_id", json!({}))).await.unwrap();
+    assert_eq!(
+        response(&mut bridge).await,
+        json!({"jsonrpc":"2.0","id":2,"error":{"code":-32603,
+            "message":"The upstream server sent a response that is not valid. See the Output channel of the server.",
+            "data":{"cause":"invalid_response",
+                "detail":"the JSON body is not the response to the request"}}})
+    );
+    expect_ping_answered(&mut bridge, 3).await;
+    expect_small_call_answered(&mut bridge, 4).await;
+    // The Output channel shows both: the stray result and the failed request.
+    for line in [
+        "mcp-bridge-vscode: mcp_router: warning: dropped a response with the id 9999999: the bridge sent no request with this id",
+        "mcp-bridge-vscode: bridge: warning: request 2 (tools/call): the upstream request failed: the JSON body is not the response to the request",
+    ] {
+        let seen = bridge.wait_stderr(EXCHANGE, |l| l == line).await;
+        assert!(
+            seen.is_some(),
+            "no line {line:?} in {:?}",
+            bridge.stderr_lines()
+        );
+    }
     assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
 }
 

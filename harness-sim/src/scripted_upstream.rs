@@ -1,8 +1,8 @@
 //! A scripted upstream of revision 2026-07-28 that misbehaves as a process: it
 //! exits before an answer, kills itself, writes lines that are not frames, leaves
-//! a grandchild in its process group, ignores the termination signal, writes after
-//! the end of its input, or stops reading. The process tests of the bridge put it
-//! behind the real bridge executable.
+//! a grandchild in its process group, ignores the termination signal or cleans up
+//! after it, writes after the end of its input, or stops reading. The process tests
+//! of the bridge put it behind the real bridge executable.
 //!
 //! `harness-sim scripted-upstream SCRIPT` (hidden) takes the script as JSON
 //! ([`UpstreamScript`]). It writes `upstream pid <pid>` on stderr first (the pid is
@@ -67,6 +67,10 @@ pub enum Action {
     KillSelf,
     /// From now on the termination signal does not end the process.
     IgnoreTerm,
+    /// From now on the termination signal runs these actions, beside whatever the
+    /// script is doing, and then exits (with 0, or the code of an action that
+    /// ends the process): a process that cleans up before it exits.
+    OnTerm(Vec<Action>),
     /// Starts another scripted upstream with this script (JSON), in its process
     /// group, without its stdin and stdout (it shares stderr), and does not wait
     /// for it.
@@ -78,7 +82,9 @@ pub async fn run(text: &str) -> i32 {
     let script: UpstreamScript = match serde_json::from_str(text) {
         Ok(script) => script,
         Err(error) => {
-            eprintln!("harness-sim scripted-upstream: the script is not valid: {error}");
+            stderr_line(&format!(
+                "harness-sim scripted-upstream: the script is not valid: {error}"
+            ));
             return 2;
         }
     };
@@ -87,7 +93,7 @@ pub async fn run(text: &str) -> i32 {
         ignored: Vec::new(),
     };
     if script.pid_line {
-        eprintln!("upstream pid {}", std::process::id());
+        stderr_line(&format!("upstream pid {}", std::process::id()));
     }
     if let Err(code) = upstream.run(&script.start, &Value::Null, 0).await {
         return code;
@@ -151,11 +157,12 @@ impl Upstream {
                 }
                 Action::Send(frame) => self.send(&fill_frame(frame, id, n)).await?,
                 Action::Raw(text) => self.write(&fill(text, id, n)).await?,
-                Action::Stderr(text) => eprintln!("{}", fill(text, id, n)),
+                Action::Stderr(text) => stderr_line(&fill(text, id, n)),
                 Action::SleepMs(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
                 Action::Exit(code) => std::process::exit(*code),
                 Action::KillSelf => kill_self(),
                 Action::IgnoreTerm => self.ignore_term(),
+                Action::OnTerm(cleanup) => on_term(cleanup.clone()),
                 Action::Spawn(script) => spawn(script)?,
             }
         }
@@ -174,7 +181,9 @@ impl Upstream {
             self.stdout.flush().await
         };
         written.await.map_err(|error| {
-            eprintln!("harness-sim scripted-upstream: a write failed: {error}");
+            stderr_line(&format!(
+                "harness-sim scripted-upstream: a write failed: {error}"
+            ));
             1
         })
     }
@@ -183,9 +192,46 @@ impl Upstream {
         #[cfg(unix)]
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(signal) => self.ignored.push(signal),
-            Err(error) => eprintln!("harness-sim scripted-upstream: {error}"),
+            Err(error) => stderr_line(&format!("harness-sim scripted-upstream: {error}")),
         }
     }
+}
+
+/// Writes `text` and its newline to stderr in one write. The bridge and the other
+/// processes of the group share this stderr: `eprintln!` writes the text and the
+/// newline apart, and a line of another process between the two would spoil both.
+fn stderr_line(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
+}
+
+/// Runs `cleanup` at the termination signal, then exits.
+fn on_term(cleanup: Vec<Action>) {
+    #[cfg(unix)]
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::spawn(async move {
+                terminate.recv().await;
+                let code = match run_cleanup(cleanup).await {
+                    Ok(()) => 0,
+                    Err(code) => code,
+                };
+                std::process::exit(code);
+            });
+        }
+        Err(error) => stderr_line(&format!("harness-sim scripted-upstream: {error}")),
+    }
+    #[cfg(not(unix))]
+    drop(cleanup);
+}
+
+/// The actions of [`on_term`], with a stdout of their own.
+async fn run_cleanup(cleanup: Vec<Action>) -> Result<(), i32> {
+    let mut upstream = Upstream {
+        stdout: tokio::io::stdout(),
+        ignored: Vec::new(),
+    };
+    upstream.run(&cleanup, &Value::Null, 0).await
 }
 
 /// The discover result of a 2026-07-28 server named `scripted` with tools.
@@ -226,7 +272,7 @@ fn kill_self() {
 fn spawn(script: &Value) -> Result<(), i32> {
     let text = script.to_string();
     let program = std::env::current_exe().map_err(|error| {
-        eprintln!("harness-sim scripted-upstream: {error}");
+        stderr_line(&format!("harness-sim scripted-upstream: {error}"));
         1
     })?;
     std::process::Command::new(program)
@@ -236,7 +282,9 @@ fn spawn(script: &Value) -> Result<(), i32> {
         .spawn()
         .map(drop)
         .map_err(|error| {
-            eprintln!("harness-sim scripted-upstream: cannot start the grandchild: {error}");
+            stderr_line(&format!(
+                "harness-sim scripted-upstream: cannot start the grandchild: {error}"
+            ));
             1
         })
 }

@@ -36,13 +36,15 @@
 //! rename a whole file: the last rename wins. The temporary file of a killed
 //! writer is removed by the next open once it is ten minutes old.
 
+use super::private_dir::{
+    create_if_absent, make_private_dir, remove_stale_temporaries, sync_dir, write_atomically,
+};
 use super::{EntryKey, StoreError, StoreKind, StoredEntry, StoredSignIn, TokenKey, TokenStore};
 use crate::catalogue::TokenStoreWarning;
 use crate::log::emit;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
@@ -479,119 +481,6 @@ impl TokenStore for FileStore {
         }
         sync_dir(&self.dir);
         Ok(deleted)
-    }
-}
-
-/// Makes `dir` (and its parents) and keeps it private to the account.
-fn make_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
-        builder.mode(0o700);
-        builder.create(dir)?;
-        let metadata = fs::metadata(dir)?;
-        if !metadata.is_dir() {
-            return Err(std::io::Error::other("it is not a directory"));
-        }
-        if metadata.permissions().mode() & 0o077 != 0 {
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
-        }
-        Ok(())
-    }
-    #[cfg(not(unix))]
-    {
-        builder.create(dir)
-    }
-}
-
-/// Creates `path` with `bytes` when it is not there, whole or not at all (a
-/// synced temporary file, hard-linked to its name); `false` when it was there.
-fn create_if_absent(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
-    let temporary = write_temporary(dir, path, bytes)?;
-    let created = match fs::hard_link(&temporary, path) {
-        Ok(()) => Ok(true),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        // A file system without hard links: a rename, which a writer at the same
-        // moment could win.
-        Err(_) if !path.exists() => fs::rename(&temporary, path).map(|()| true),
-        Err(error) => Err(error),
-    };
-    let _ = fs::remove_file(&temporary);
-    sync_dir(dir);
-    created
-}
-
-/// Temporary file, fsync, rename, fsync of the directory.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temporary = write_temporary(dir, path, bytes)?;
-    if let Err(error) = fs::rename(&temporary, path) {
-        let _ = fs::remove_file(&temporary);
-        return Err(error);
-    }
-    sync_dir(dir);
-    Ok(())
-}
-
-/// A new private temporary file next to `path` with `bytes`, synced.
-fn write_temporary(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<PathBuf> {
-    let mut suffix = [0u8; 8];
-    getrandom::fill(&mut suffix).map_err(|error| std::io::Error::other(error.to_string()))?;
-    let stem = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = dir.join(format!(".{stem}.{:016x}.tmp", u64::from_le_bytes(suffix)));
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let result = (|| {
-        let mut file = options.open(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    if let Err(error) = result {
-        let _ = fs::remove_file(&temporary);
-        return Err(error);
-    }
-    Ok(temporary)
-}
-
-/// A writer finishes its temporary file in milliseconds: one older than this was
-/// left by a process that was killed.
-const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// Removes the temporary files of writers that were killed before their rename.
-fn remove_stale_temporaries(dir: &Path) {
-    let Ok(listing) = fs::read_dir(dir) else {
-        return;
-    };
-    for item in listing.flatten() {
-        let name = item.file_name().to_string_lossy().into_owned();
-        let stale = name.starts_with('.')
-            && name.ends_with(".tmp")
-            && item
-                .metadata()
-                .and_then(|metadata| metadata.modified())
-                .ok()
-                .and_then(|modified| modified.elapsed().ok())
-                .is_some_and(|age| age > STALE_AFTER);
-        if stale {
-            let _ = fs::remove_file(item.path());
-        }
-    }
-}
-
-/// Makes a rename or a removal durable. Not every system syncs a directory (Windows
-/// cannot open one): the rename itself is atomic there too.
-fn sync_dir(dir: &Path) {
-    if let Ok(handle) = fs::File::open(dir) {
-        let _ = handle.sync_all();
     }
 }
 

@@ -12,6 +12,8 @@
 //! - [`open()`]: the one way to get the store of `--token-store`, with its start line.
 //! - `key`: the key of the file store and the token directory.
 //! - `file`: encrypted files, one for each entry.
+//! - `private_dir`: the directory of `file`, kept private, and its writes, whole or
+//!   not at all.
 //! - `keychain`: the keychain of the host (items, their index, the parts of a large
 //!   entry), over a small backend per system (`keychain_native`).
 //! - `fallback`: the keychain that stops to answer, replaced for the rest of the process.
@@ -24,6 +26,7 @@ mod keychain;
 mod keychain_native;
 mod memory;
 mod open;
+mod private_dir;
 
 pub use fallback::KeychainFallback;
 pub use file::FileStore;
