@@ -480,6 +480,22 @@ fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap_or_default()
 }
 
+/// The arguments of doctor with the file store, the redirect port `port`, the CA of
+/// the fixture, `extra` and the fixture's URL.
+fn file_store_args(fixture: &HttpsFixture, port: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--token-store",
+        "file",
+        "--redirect-port",
+        port,
+        "--ca-file",
+        &fixture.ca_file,
+    ];
+    args.extend_from_slice(extra);
+    args.push(&fixture.url);
+    args.iter().map(|arg| arg.to_string()).collect()
+}
+
 const TOKEN_KEY: &str = "7e1d0c9b8a79685746352413021f0e1d2c3b4a5968778695a4b3c2d1e0f00102";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -495,20 +511,7 @@ async fn sign_in_keeps_the_entry_that_a_start_reads_and_doctor_without_it_writes
         ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
         ("BROWSER", browser.to_str().unwrap()),
     ];
-    let args = [
-        "--token-store",
-        "file",
-        "--redirect-port",
-        &port,
-        "--ca-file",
-        &fixture.ca_file,
-    ];
-    let with = |extra: &[&str]| {
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend_from_slice(extra);
-        all.push(&fixture.url);
-        all.iter().map(|arg| arg.to_string()).collect::<Vec<_>>()
-    };
+    let with = |extra: &[&str]| file_store_args(&fixture, &port, extra);
 
     // --sign-in signs in as a start would, and a step-up of --call opens too.
     let signing = with(&["--sign-in", "--call", "guarded"]);
@@ -765,32 +768,17 @@ async fn a_sign_in_after_the_start_without_a_browser_says_which_url_to_open() {
         ("XDG_STATE_HOME", state.to_str().unwrap()),
         ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
     ];
-    let run = |extra: &[&str], browser: Option<&str>| {
-        let mut args = vec![
-            "--token-store",
-            "file",
-            "--redirect-port",
-            &port,
-            "--ca-file",
-            &fixture.ca_file,
-        ];
-        args.extend_from_slice(extra);
-        args.push(&fixture.url);
-        let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-        let mut env: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        env.extend(browser.map(|browser| ("BROWSER", browser.to_owned())));
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            doctor(&args, &env).await
-        }
-    };
     // The sign-in of the start, through the test browser, is kept in the files.
-    let report = run(&["--sign-in"], Some(browser.to_str().unwrap())).await;
+    let signing = file_store_args(&fixture, &port, &["--sign-in"]);
+    let signing: Vec<&str> = signing.iter().map(String::as_str).collect();
+    let with_browser = [&env[..], &[("BROWSER", browser.to_str().unwrap())]].concat();
+    let report = doctor(&signing, &with_browser).await;
     assert_eq!(report.code, Some(0), "{}", report.stdout);
 
     // The step-up of the call is a URL elicitation, which no browser opens.
-    let report = run(
+    let calling = file_store_args(
+        &fixture,
+        &port,
         &[
             "--sign-in",
             "--no-browser",
@@ -799,9 +787,9 @@ async fn a_sign_in_after_the_start_without_a_browser_says_which_url_to_open() {
             "--call",
             "guarded",
         ],
-        None,
-    )
-    .await;
+    );
+    let calling: Vec<&str> = calling.iter().map(String::as_str).collect();
+    let report = doctor(&calling, &env).await;
     report.assert_well_formed();
     let line =
         "mcp-bridge-vscode: vscode: info: doctor opened no browser: open this URL to sign in: ";

@@ -284,21 +284,27 @@ fn tidy_grandchild() -> Value {
     ]}})
 }
 
-#[tokio::test]
-async fn after_a_crash_a_grandchild_gets_shutdown_grace_to_clean_up_after_the_termination_signal() {
-    // The contract: a termination signal to the process group, and the kill only
-    // after one more shutdown_grace (2 s); 300 ms of cleanup fit well inside it, and
-    // a kill at once would cut them.
-    let mut bridge = start_scripted(
-        &[],
-        json!({"start": [tidy_grandchild()], "calls": {"1": [{"exit": 3}]}}),
-    );
+/// A bridge after initialize with the upstream of `script`, whose grandchild has
+/// written `grandchild ready`, and the upstream's process group.
+async fn with_ready_grandchild(script: Value) -> (StdioPeer, u32) {
+    let mut bridge = start_scripted(&[], script);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge
         .wait_stderr(EXCHANGE, |l| l == "grandchild ready")
         .await
         .expect("the grandchild started");
+    (bridge, group)
+}
+
+#[tokio::test]
+async fn after_a_crash_a_grandchild_gets_shutdown_grace_to_clean_up_after_the_termination_signal() {
+    // The contract: a termination signal to the process group, and the kill only
+    // after one more shutdown_grace (2 s); 300 ms of cleanup fit well inside it, and
+    // a kill at once would cut them.
+    let (mut bridge, group) =
+        with_ready_grandchild(json!({"start": [tidy_grandchild()], "calls": {"1": [{"exit": 3}]}}))
+            .await;
     bridge.send(&echo(55)).await.unwrap();
     assert_eq!(response(&mut bridge).await, exited(55, "code 3"));
     exits_with_nothing_left(&mut bridge, 1, group).await;
@@ -307,13 +313,8 @@ async fn after_a_crash_a_grandchild_gets_shutdown_grace_to_clean_up_after_the_te
 
 #[tokio::test]
 async fn a_grandchild_that_ignores_the_termination_signal_is_killed_at_the_end_of_stdin() {
-    let mut bridge = start_scripted(&[], json!({"start": [stubborn_grandchild()]}));
-    initialize(&mut bridge).await;
-    let group = upstream_pid(&bridge).await;
-    bridge
-        .wait_stderr(EXCHANGE, |l| l == "grandchild ready")
-        .await
-        .expect("the grandchild started");
+    let (mut bridge, group) =
+        with_ready_grandchild(json!({"start": [stubborn_grandchild()]})).await;
     bridge.send(&echo(60)).await.unwrap();
     assert_eq!(text_of(&response(&mut bridge).await), "ok 1");
     // The upstream exits at the end of its input; its grandchild stays.
