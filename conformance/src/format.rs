@@ -126,8 +126,13 @@ pub struct Step {
 pub enum StepKind {
     /// Write a frame to the bridge's stdin (`$ref:` values substituted).
     Send(Value),
-    /// Write a line as it is (`${NAME}` becomes the JSON of a capture).
-    SendRaw(String),
+    /// Write a line as it is (`${NAME}` becomes the JSON of a capture), with its
+    /// line end unless `line_end` is false (a last line without one, before the
+    /// end of stdin).
+    SendRaw {
+        text: String,
+        line_end: bool,
+    },
     /// Write a line `count` times; `${seq}` becomes 1, 2, ... (a flood of requests).
     SendRepeated {
         text: String,
@@ -326,6 +331,8 @@ pub enum Invalid {
     NotMillis,
     #[error("repeat goes only with send_raw")]
     RepeatWithoutSendRaw,
+    #[error("line_end goes only with a send_raw that is not repeated")]
+    LineEndWithoutSendRaw,
     #[error("a step has one kind, this one has {0:?}")]
     Kinds(Vec<String>),
     #[error("handshake has \"discover\" exactly when the upstream is scripted")]
@@ -600,6 +607,15 @@ fn parse_step(
     if repeat.is_some() && !object.contains_key("send_raw") {
         return Err(Invalid::RepeatWithoutSendRaw);
     }
+    let line_end = match object.shift_remove("line_end") {
+        Some(value) => value
+            .as_bool()
+            .ok_or_else(|| shape("line_end", "a boolean"))?,
+        None => true,
+    };
+    if !line_end && (repeat.is_some() || !object.contains_key("send_raw")) {
+        return Err(Invalid::LineEndWithoutSendRaw);
+    }
     if object.is_empty() {
         // A comment line.
         return Ok(None);
@@ -624,7 +640,10 @@ fn parse_step(
                 text: text_of(&value)?,
                 count,
             },
-            None => StepKind::SendRaw(text_of(&value)?),
+            None => StepKind::SendRaw {
+                text: text_of(&value)?,
+                line_end,
+            },
         },
         "stop_reading_stdout" => StepKind::StopReadingStdout,
         "send_profile" => {
@@ -993,6 +1012,28 @@ mod tests {
             error.problem.to_string().contains("scripted upstream"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_raw_line_may_go_without_its_line_end_but_only_once() {
+        let transcript = parse_text(&format!(
+            "{HEADER}\n{{\"send_raw\":\"x\",\"line_end\":false}}"
+        ))
+        .unwrap();
+        let Body::Steps(steps) = transcript.body else {
+            panic!()
+        };
+        assert!(matches!(
+            &steps[0].kind,
+            StepKind::SendRaw { text, line_end: false } if text == "x"
+        ));
+        for step in [
+            r#"{"send_raw":"x","repeat":2,"line_end":false}"#,
+            r#"{"send":{"id":1},"line_end":false}"#,
+        ] {
+            let error = parse_text(&format!("{HEADER}\n{step}")).unwrap_err();
+            assert!(error.to_string().contains("line_end"), "{error}");
+        }
     }
 
     #[test]

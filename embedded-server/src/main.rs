@@ -14,7 +14,8 @@
 //! bridge with the feature `rmcp` turns the feature on for `cargo test --workspace`.
 //!
 //! Options: `--refuse-discover` (answer `server/discover` with -32601),
-//! `--max-line-bytes <n>`, `--max-in-flight <n>`, `--shutdown-grace-ms <n>`.
+//! `--max-line-bytes <n>`, `--max-in-flight <n>`, `--shutdown-grace-ms <n>`,
+//! `--input-timeout-ms <n>`.
 #![forbid(unsafe_code)]
 
 mod tools;
@@ -23,7 +24,7 @@ use mcp_bridge_vscode::embed::{self, Discover, EmbedOptions};
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "usage: bridge-embedded-server [--refuse-discover] [--max-line-bytes <n>] [--max-in-flight <n>] [--shutdown-grace-ms <n>]\n";
+const USAGE: &str = "usage: bridge-embedded-server [--refuse-discover] [--max-line-bytes <n>] [--max-in-flight <n>] [--shutdown-grace-ms <n>] [--input-timeout-ms <n>]\n";
 
 fn options(args: impl Iterator<Item = String>) -> Result<EmbedOptions, String> {
     let mut options = EmbedOptions::default();
@@ -39,6 +40,7 @@ fn options(args: impl Iterator<Item = String>) -> Result<EmbedOptions, String> {
             "--max-line-bytes" => options.max_line_bytes(number(&arg)? as usize),
             "--max-in-flight" => options.max_in_flight(number(&arg)? as usize),
             "--shutdown-grace-ms" => options.shutdown_grace(Duration::from_millis(number(&arg)?)),
+            "--input-timeout-ms" => options.input_timeout(Duration::from_millis(number(&arg)?)),
             other => return Err(format!("unknown argument {other}")),
         };
     }

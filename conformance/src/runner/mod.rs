@@ -263,7 +263,7 @@ impl<'a> Run<'a> {
         let deadline = self.step_start + self.timeout(step);
         match &step.kind {
             StepKind::Send(frame) => self.send_frame(line, frame).await,
-            StepKind::SendRaw(text) => self.send_raw(line, text).await,
+            StepKind::SendRaw { text, line_end } => self.send_raw(line, text, *line_end).await,
             StepKind::SendRepeated { text, count } => self.send_repeated(line, text, *count).await,
             StepKind::StopReadingStdout => {
                 self.peer().map_err(at(line))?.stop_reading_stdout();

@@ -25,11 +25,19 @@ impl Run<'_> {
         self.send(&frame).await.map_err(at(line))
     }
 
-    /// `send_raw`: a line as it is, its `${NAME}` substituted.
-    pub(super) async fn send_raw(&mut self, line: usize, text: &str) -> Result<(), Failure> {
+    /// `send_raw`: a line as it is, its `${NAME}` substituted; without its line
+    /// end when `line_end` is false.
+    pub(super) async fn send_raw(
+        &mut self,
+        line: usize,
+        text: &str,
+        line_end: bool,
+    ) -> Result<(), Failure> {
         let text = matchers::substitute_text(text, &self.captures).map_err(at(line))?;
         let mut bytes = text.into_bytes();
-        bytes.push(b'\n');
+        if line_end {
+            bytes.push(b'\n');
+        }
         let peer = self.peer().map_err(at(line))?;
         peer.send_raw(&bytes)
             .await
