@@ -178,9 +178,14 @@ def build(with_embedded=False):
 
 
 def build_runner():
-    """The runner of this commit: one built at another commit may not know the
-    steps of today's transcripts, and every run would fail."""
-    return run(["cargo", "build", "-p", "mcp-conformance"], BUILD_LIMIT_S, cargo_env())
+    """The runner, the fixture and the embedded server of this commit: a runner
+    built at another commit may not know the steps of today's transcripts, a
+    fixture may not know their options, and every run would fail. (Started
+    without Cargo, the runner builds nothing itself.)"""
+    command = ["cargo", "build"]
+    for package in ("mcp-conformance", "bridge-fixture-server", "bridge-embedded-server"):
+        command += ["-p", package, "--bin", package]
+    return run(command, BUILD_LIMIT_S, cargo_env())
 
 
 def conformance(first=()):

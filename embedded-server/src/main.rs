@@ -15,7 +15,9 @@
 //!
 //! Options: `--refuse-discover` (answer `server/discover` with -32601),
 //! `--max-line-bytes <n>`, `--max-in-flight <n>`, `--shutdown-grace-ms <n>`,
-//! `--input-timeout-ms <n>`.
+//! `--input-timeout-ms <n>`, `--name <name>` (the name for VS Code when the discover
+//! result has none) and `--without-server-info` (a discover result without
+//! `serverInfo`).
 #![forbid(unsafe_code)]
 
 mod tools;
@@ -24,32 +26,51 @@ use mcp_bridge_vscode::embed::{self, Discover, EmbedOptions};
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "usage: bridge-embedded-server [--refuse-discover] [--max-line-bytes <n>] [--max-in-flight <n>] [--shutdown-grace-ms <n>] [--input-timeout-ms <n>]\n";
+const USAGE: &str = "usage: bridge-embedded-server [--refuse-discover] [--max-line-bytes <n>] [--max-in-flight <n>] [--shutdown-grace-ms <n>] [--input-timeout-ms <n>] [--name <name>] [--without-server-info]\n";
 
-fn options(args: impl Iterator<Item = String>) -> Result<EmbedOptions, String> {
+/// What the command line asks for: the options of the embedding, and whether the
+/// discover result names the server.
+struct Args {
+    options: EmbedOptions,
+    without_server_info: bool,
+}
+
+fn parse(args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut options = EmbedOptions::default();
+    let mut without_server_info = false;
     let mut args = args;
     while let Some(arg) = args.next() {
-        let mut number = |name: &str| -> Result<u64, String> {
-            args.next()
-                .and_then(|value| value.parse().ok())
-                .ok_or_else(|| format!("{name} needs a number"))
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        let number = |value: String| -> Result<u64, String> {
+            value.parse().map_err(|_| format!("{arg} needs a number"))
         };
         options = match arg.as_str() {
             "--refuse-discover" => options.discover(Discover::Refuse),
-            "--max-line-bytes" => options.max_line_bytes(number(&arg)? as usize),
-            "--max-in-flight" => options.max_in_flight(number(&arg)? as usize),
-            "--shutdown-grace-ms" => options.shutdown_grace(Duration::from_millis(number(&arg)?)),
-            "--input-timeout-ms" => options.input_timeout(Duration::from_millis(number(&arg)?)),
+            "--max-line-bytes" => options.max_line_bytes(number(value(&arg)?)? as usize),
+            "--max-in-flight" => options.max_in_flight(number(value(&arg)?)? as usize),
+            "--shutdown-grace-ms" => {
+                options.shutdown_grace(Duration::from_millis(number(value(&arg)?)?))
+            }
+            "--input-timeout-ms" => {
+                options.input_timeout(Duration::from_millis(number(value(&arg)?)?))
+            }
+            "--name" => options.name(value(&arg)?),
+            "--without-server-info" => {
+                without_server_info = true;
+                options
+            }
             other => return Err(format!("unknown argument {other}")),
         };
     }
-    Ok(options)
+    Ok(Args {
+        options,
+        without_server_info,
+    })
 }
 
 fn main() -> ExitCode {
-    let options = match options(std::env::args().skip(1)) {
-        Ok(options) => options,
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(args) => args,
         Err(error) => {
             eprint!("bridge-embedded-server: {error}\n{USAGE}");
             return ExitCode::from(2);
@@ -67,7 +88,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(embed::serve_stdio(tools::Reference::default(), options));
+    let server = if args.without_server_info {
+        tools::Reference::without_server_info()
+    } else {
+        tools::Reference::default()
+    };
+    let outcome = runtime.block_on(embed::serve_stdio(server, args.options));
     // A handler that ignores its cancel token is not waited for.
     runtime.shutdown_background();
     match outcome {

@@ -6,9 +6,9 @@ use bridge_fixture_server::catalog::{no_arguments, tool};
 use bridge_fixture_server::tools::{basic, input::name_schema, lists};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    ErrorCode, ErrorData, Implementation, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
 use serde_json::{Map, Value, json};
@@ -20,6 +20,9 @@ use tokio::sync::watch;
 /// The server of `bridge-embedded-server`.
 #[derive(Default)]
 pub struct Reference {
+    /// `--without-server-info`: the discover result names no server, as that of a
+    /// handler that writes its own (the bridge then takes `EmbedOptions::name`).
+    without_server_info: bool,
     /// Whether the tool `toggled` is listed.
     toggled: AtomicBool,
     /// The listen streams that want the list changes of the tools.
@@ -30,6 +33,16 @@ pub struct Reference {
     /// otherwise find no listener yet and get the result without its list change.
     accepted_listens: AtomicUsize,
     registered_listens: watch::Sender<usize>,
+}
+
+impl Reference {
+    /// A server whose discover result has no `serverInfo`.
+    pub fn without_server_info() -> Self {
+        Self {
+            without_server_info: true,
+            ..Self::default()
+        }
+    }
 }
 
 /// How long `toggle` waits for an acknowledged stream to reach `listen`; a stream
@@ -101,6 +114,20 @@ impl ServerHandler for Reference {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions("The embedded server of the mcp-bridge-rs tests.")
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let versions = self.supported_protocol_versions().into_owned();
+        let info = self.get_info();
+        if !self.without_server_info {
+            return Ok(DiscoverResult::from_server_info(versions, info));
+        }
+        let mut result = DiscoverResult::new(versions, info.capabilities);
+        result.instructions = info.instructions;
+        Ok(result)
     }
 
     async fn list_tools(

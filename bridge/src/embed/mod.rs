@@ -131,7 +131,9 @@ pub struct EmbedOptions {
     /// Requests of the client in flight, on both paths (256).
     pub max_in_flight: usize,
     /// How long the requests in flight of the modern path may take after the end
-    /// of stdin, and the in-process server after the end of the legacy path (2 s).
+    /// of stdin (2 s). On the legacy path the bridge cancels its requests at once,
+    /// and the in-process server's loop ends with the link; the grace bounds only
+    /// a loop that would not end.
     pub shutdown_grace: Duration,
     /// How long VS Code may take to answer the input requests of one round on the
     /// legacy path (1 h).
@@ -396,8 +398,12 @@ async fn modern<S: ServerHandler>(
             .await
             .map(|_| Served::Direct)
             .map_err(|error| EmbedError::Server(error.to_string())),
-        // Stdin ended before a request that opens the service.
-        Err(ServerInitializeError::ConnectionClosed(_)) => Ok(Served::Direct),
+        // Stdin ended before a request that opens the service: a normal end.
+        // `Limited` ends rmcp's loop with the service's token, which rmcp reports
+        // as `Cancelled` while it still waits for that request.
+        Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
+            Ok(Served::Direct)
+        }
         Err(error) => Err(EmbedError::Server(error.to_string())),
     }
 }
@@ -473,16 +479,19 @@ impl Transport<RoleServer> for OneRequest {
 mod tests {
     use super::*;
     use rmcp::model::{
-        ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
     };
     use rmcp::service::{RequestContext, RoleServer};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-    /// A server whose tools/list takes five minutes: longer than the bridge's time
-    /// limit of a list (120 s), which the process has not.
-    struct SlowList;
+    /// A server whose tools/list takes five minutes and whose tools/call takes 11
+    /// days: longer than the bridge's time limits of a list (120 s) and of a call
+    /// (1 h), which the process has not. (Not longer: the bridge's line of a
+    /// request still waiting wakes the paused clock every 30 s.)
+    struct Slow;
 
-    impl ServerHandler for SlowList {
+    impl ServerHandler for Slow {
         fn get_info(&self) -> ServerConfig {
             ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
         }
@@ -494,6 +503,15 @@ mod tests {
         ) -> Result<ListToolsResult, ErrorData> {
             tokio::time::sleep(Duration::from_secs(300)).await;
             Ok(ListToolsResult::with_all_items(Vec::new()))
+        }
+
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            tokio::time::sleep(Duration::from_secs(11 * 24 * 3600)).await;
+            Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
         }
     }
 
@@ -520,20 +538,22 @@ mod tests {
             for line in [
                 r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
                 r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"work","arguments":{}}}"#,
             ] {
                 client_out.write_all(line.as_bytes()).await.unwrap();
                 client_out.write_all(b"\n").await.unwrap();
             }
-            let answer = answer_to(2).await;
+            let answers = (answer_to(2).await, answer_to(3).await);
             client_out.shutdown().await.unwrap();
-            answer
+            answers
         };
-        let (served, answer) = tokio::join!(
-            serve(SlowList, EmbedOptions::default(), server_in, server_out),
+        let (served, (list, call)) = tokio::join!(
+            serve(Slow, EmbedOptions::default(), server_in, server_out),
             client
         );
-        let answer = answer.unwrap();
-        assert_eq!(answer["result"]["tools"], serde_json::json!([]), "{answer}");
+        let (list, call) = (list.unwrap(), call.unwrap());
+        assert_eq!(list["result"]["tools"], serde_json::json!([]), "{list}");
+        assert_eq!(call["result"]["content"][0]["text"], "done", "{call}");
         assert_eq!(served.unwrap(), Served::Bridge);
     }
 }
