@@ -42,6 +42,7 @@ pub struct Serve<'a> {
     connector: Arc<dyn Connector>,
     input_hangup: Pin<Box<dyn Future<Output = ()> + Send>>,
     on_end_of_input: Box<dyn FnOnce() + Send>,
+    watchdog_line: Box<dyn FnOnce(Duration) + Send>,
 }
 
 impl<'a> Serve<'a> {
@@ -51,6 +52,7 @@ impl<'a> Serve<'a> {
             connector,
             input_hangup: Box::pin(std::future::pending()),
             on_end_of_input: Box::new(|| {}),
+            watchdog_line: Box::new(|limit| emit!(ExecutableWarning: watchdog_line(limit))),
         }
     }
 
@@ -69,6 +71,14 @@ impl<'a> Serve<'a> {
         self
     }
 
+    /// The line of the watchdog when it fires, given its limit: the executable's
+    /// warning by default; the embedding, whose bound is its shutdown grace, writes
+    /// its own.
+    pub fn watchdog_line(mut self, line: impl FnOnce(Duration) + Send + 'static) -> Self {
+        self.watchdog_line = Box::new(line);
+        self
+    }
+
     /// Serves VS Code on `input` and `output` until the end of input or the end of
     /// the upstream.
     pub async fn run<R, W>(self, input: R, output: W) -> Exit
@@ -81,6 +91,7 @@ impl<'a> Serve<'a> {
             connector,
             input_hangup,
             on_end_of_input,
+            watchdog_line,
         } = self;
         let tasks = TaskTracker::new();
         let stop = CancellationToken::new();
@@ -124,7 +135,7 @@ impl<'a> Serve<'a> {
                     // The session dropped its sink: the writer ends after the last frame.
                     tokio::select! {
                         _ = writer => {}
-                        _ = &mut watchdog => fire_watchdog(watchdog_limit, &slot),
+                        _ = &mut watchdog => fire_watchdog(watchdog_limit, &slot, watchdog_line),
                     }
                     exit
                 }
@@ -135,7 +146,7 @@ impl<'a> Serve<'a> {
                 }
             },
             _ = &mut watchdog => {
-                fire_watchdog(watchdog_limit, &slot);
+                fire_watchdog(watchdog_limit, &slot, watchdog_line);
                 session.abort();
                 Exit::EndOfInput
             }
@@ -146,8 +157,8 @@ impl<'a> Serve<'a> {
     }
 }
 
-fn fire_watchdog(limit: Duration, slot: &UpstreamSlot) {
-    emit!(ExecutableWarning: watchdog_line(limit));
+fn fire_watchdog(limit: Duration, slot: &UpstreamSlot, line: Box<dyn FnOnce(Duration) + Send>) {
+    line(limit);
     slot.kill_now();
 }
 

@@ -44,6 +44,12 @@
 //! a handler that never looks at its cancel token and never reaches an `.await`
 //! can keep the process alive, and no task of the runtime could stop it either.
 //!
+//! A client that reads no more of stdout does not hold the end: on both paths,
+//! what it has not read when the requests are done (on the legacy path at the
+//! end of stdin, on the modern path after their grace) gets at most
+//! `shutdown_grace` more, then it is dropped with a warning line and the
+//! function returns.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -83,11 +89,12 @@ mod modern;
 
 pub use link::{LinkClosed, RmcpConnector};
 
+use crate::catalogue::EmbedWarning;
 use crate::client::stdio as client_stdio;
 use crate::config::{
     Config, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_MAX_LINE_BYTES, Limits, UpstreamTarget,
 };
-use crate::log::LogLevel;
+use crate::log::{LogLevel, emit};
 use crate::serve::Serve;
 use crate::session::Exit;
 use first_line::First;
@@ -131,9 +138,9 @@ pub struct EmbedOptions {
     /// Requests of the client in flight, on both paths (256).
     pub max_in_flight: usize,
     /// How long the requests in flight of the modern path may take after the end
-    /// of stdin (2 s). On the legacy path the bridge cancels its requests at once,
-    /// and the in-process server's loop ends with the link; the grace bounds only
-    /// a loop that would not end.
+    /// of stdin, and the output that the client has not read yet after them, on
+    /// both paths (2 s). On the legacy path the bridge cancels its requests at
+    /// once, and the in-process server's loop ends with the link.
     pub shutdown_grace: Duration,
     /// How long VS Code may take to answer the input requests of one round on the
     /// legacy path (1 h).
@@ -202,8 +209,9 @@ impl EmbedOptions {
             list_timeout: NO_LIMIT,
             call_timeout: NO_LIMIT,
             shutdown_grace: self.shutdown_grace,
-            // No watchdog: see the module's documentation.
-            watchdog: NO_LIMIT,
+            // Not the executable's watchdog (see the module's documentation): the
+            // bound of the stop when the client reads no more of stdout.
+            watchdog: self.shutdown_grace,
             input_timeout: self.input_timeout,
             ..Limits::default()
         };
@@ -367,6 +375,11 @@ async fn legacy<S: ServerHandler>(
     let connector = Arc::new(RmcpConnector::new(server));
     match Serve::new(&config, connector)
         .input_hangup(hangup)
+        .watchdog_line(|limit| {
+            emit!(EmbedWarning::OutputLeft {
+                n: limit.as_millis()
+            })
+        })
         .run(input, output)
         .await
     {

@@ -6,9 +6,10 @@
 //!   server.
 //! - The end of stdin: rmcp would wait a fixed 5 s for the handlers. This transport
 //!   ends the listen streams at once, gives the other requests `shutdown_grace`,
-//!   and then fires the cancel tokens of the requests that are left.
+//!   and then fires the cancel tokens of the requests that are left; a frame that
+//!   the client does not read gets `shutdown_grace` more, then it is dropped.
 
-use crate::catalogue::{BridgeError, Cause, EmbedInfo, RequestWarning};
+use crate::catalogue::{BridgeError, Cause, EmbedInfo, EmbedWarning, RequestWarning};
 use crate::log::emit;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, JsonRpcMessage,
@@ -17,6 +18,8 @@ use rmcp::model::{
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -49,6 +52,8 @@ pub(crate) struct Limited<T> {
     in_flight: watch::Sender<InFlight>,
     /// After the end of input: the cancellations of the listen streams, still to give.
     ending: Option<VecDeque<ClientJsonRpcMessage>>,
+    /// Whether a frame was dropped at the end (its line is written once).
+    dropped: Arc<AtomicBool>,
 }
 
 impl<T> Limited<T> {
@@ -65,6 +70,7 @@ impl<T> Limited<T> {
             service,
             in_flight: watch::Sender::new(InFlight::default()),
             ending: None,
+            dropped: Arc::default(),
         }
     }
 }
@@ -124,7 +130,25 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
         if let Some(id) = id {
             self.in_flight.send_modify(|in_flight| in_flight.remove(id));
         }
-        self.inner.send(item)
+        let sent = self.inner.send(item);
+        let (service, grace, dropped) = (self.service.clone(), self.grace, self.dropped.clone());
+        async move {
+            // A client that reads no more of stdout holds a send, and rmcp's loop
+            // with it: after the end of the requests' grace, a send gets one more.
+            let abandoned = async {
+                service.cancelled().await;
+                tokio::time::sleep(grace).await;
+            };
+            tokio::select! {
+                result = sent => result,
+                () = abandoned => {
+                    if !dropped.swap(true, Ordering::Relaxed) {
+                        emit!(EmbedWarning::OutputLeft { n: grace.as_millis() });
+                    }
+                    Ok(())
+                }
+            }
+        }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {

@@ -21,4 +21,10 @@ lines! {
     pub enum EmbedInfo: Bridge Info {
         RequestsLeft { n: u128 } => "requests are left {n} ms after the end of stdin: they are cancelled",
     }
+
+    /// The end of stdin, when the client reads no more of stdout.
+    pub enum EmbedWarning: Bridge Warning {
+        OutputLeft { n: u128 }
+            => "the output did not drain {n} ms after the end of stdin: the frames the client did not read are dropped",
+    }
 }
