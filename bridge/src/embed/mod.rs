@@ -236,7 +236,7 @@ impl EmbedOptions {
 /// A time that never comes in the life of a connection (about 100 years), for
 /// the limits that the embedded bridge does not have. Finite, so that adding it to
 /// an instant cannot overflow.
-const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+const NO_LIMIT: Duration = Duration::from_secs(100 + 365 * 24 * 3600);
 
 /// Which path served the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -498,10 +498,9 @@ mod tests {
     use rmcp::service::{RequestContext, RoleServer};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-    /// A server whose tools/list takes five minutes and whose tools/call takes 11
-    /// days: longer than the bridge's time limits of a list (120 s) and of a call
-    /// (1 h), which the process has not. (Not longer: the bridge's line of a
-    /// request still waiting wakes the paused clock every 30 s.)
+    /// A server whose tools/list takes five minutes and whose tools/call takes two
+    /// hours: longer than the bridge's time limits of a list (120 s) and of a call
+    /// (1 h), which the process has not.
     struct Slow;
 
     impl ServerHandler for Slow {
@@ -523,9 +522,16 @@ mod tests {
             _request: CallToolRequestParams,
             _context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
-            tokio::time::sleep(Duration::from_secs(11 * 24 * 3600)).await;
+            tokio::time::sleep(Duration::from_secs(2 * 3600)).await;
             Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
         }
+    }
+
+    #[test]
+    fn the_limits_the_process_has_not_outlast_any_connection_and_fit_any_instant() {
+        const CENTURY_LESS_A_YEAR: Duration = Duration::from_secs(99 * 365 * 24 * 3600);
+        assert!(NO_LIMIT >= CENTURY_LESS_A_YEAR, "{NO_LIMIT:?}");
+        assert!(tokio::time::Instant::now().checked_add(NO_LIMIT).is_some());
     }
 
     #[tokio::test(start_paused = true)]
