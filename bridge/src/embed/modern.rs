@@ -140,6 +140,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
                 tokio::time::sleep(grace).await;
             };
             tokio::select! {
+                biased;
                 result = sent => result,
                 () = abandoned => {
                     if !dropped.swap(true, Ordering::Relaxed) {
