@@ -260,6 +260,10 @@ struct AuthArgs {
     /// token, is the MCP URL with ?QUERY (the bridge must be given that URL)
     #[arg(long, value_name = "QUERY")]
     resource_query: Option<String>,
+    /// The authorization_endpoint carries ?QUERY of its own, which /authorize
+    /// requires back (a client must keep it)
+    #[arg(long, value_name = "QUERY")]
+    authorization_query: Option<String>,
     /// subscriptions/listen also needs mcp:write (403 insufficient_scope)
     #[arg(long)]
     listen_needs_write: bool,
@@ -502,7 +506,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --resource-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -613,6 +617,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.separate_origin = auth.separate_authorization_server;
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
     auth_options.resource_query = auth.resource_query;
+    auth_options.authorization_query = auth.authorization_query;
     auth_options.listen_needs_write = auth.listen_needs_write;
     auth_options.refuse_registration = auth.refuse_registration;
     auth_options.refuse_registration_with = auth.refuse_registration_with;

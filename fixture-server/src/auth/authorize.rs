@@ -23,11 +23,29 @@ use crate::http_body::ResponseBody;
 const S256_CHALLENGE_LENGTH: usize = 43;
 
 impl AuthServer {
+    /// A parameter of `--authorization-query` that the request does not carry with
+    /// its value.
+    fn lost_endpoint_parameter(&self, params: &HashMap<String, String>) -> Option<String> {
+        let query = self.options.authorization_query.as_deref()?;
+        url::form_urlencoded::parse(query.as_bytes())
+            .find(|(name, value)| params.get(name.as_ref()) != Some(&value.to_string()))
+            .map(|(name, _)| name.into_owned())
+    }
+
     pub(super) async fn authorize(&self, query: &str) -> Response<ResponseBody> {
         let params = match respond::parameters(query) {
             Ok(params) => params,
             Err(twice) => return respond::error_page(&twice.to_string()),
         };
+        if let Some(lost) = self.lost_endpoint_parameter(&params) {
+            crate::info!(
+                "auth",
+                "/authorize: the request lost the endpoint's own parameter {lost}: an error page"
+            );
+            return respond::error_page(&format!(
+                "The request lost the parameter {lost} of the authorization endpoint."
+            ));
+        }
         let Some(client_id) = params.get("client_id").filter(|id| !id.is_empty()) else {
             return respond::error_page("The request has no client_id.");
         };

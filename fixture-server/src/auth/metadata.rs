@@ -45,7 +45,10 @@ impl AuthServer {
         let issuer = &self.issuer;
         let authorization_endpoint = match self.options.hostile_endpoint {
             Some(hostile) => hostile.url(self.port()),
-            None => format!("{issuer}/authorize"),
+            None => match &self.options.authorization_query {
+                Some(query) => format!("{issuer}/authorize?{query}"),
+                None => format!("{issuer}/authorize"),
+            },
         };
         let mut metadata = json!({
             "issuer": issuer,

@@ -65,6 +65,10 @@ pub struct AuthOptions {
     /// the MCP URL with this query, a server that tells its tenants apart by the
     /// query: a client must use the URL with the query.
     pub resource_query: Option<String>,
+    /// `--authorization-query QUERY`: the `authorization_endpoint` carries this query
+    /// of its own (a tenant, say), which `/authorize` requires back: a client must
+    /// keep it when it adds its parameters (RFC 6749 §3.1).
+    pub authorization_query: Option<String>,
     /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
     /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
     /// step-up.
@@ -162,6 +166,7 @@ impl Default for AuthOptions {
             separate_origin: false,
             step_up_new_scope_only: false,
             resource_query: None,
+            authorization_query: None,
             listen_needs_write: false,
             refuse_registration: false,
             refuse_registration_with: None,

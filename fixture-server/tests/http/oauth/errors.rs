@@ -148,3 +148,19 @@ async fn the_token_endpoint_answers_bad_input_with_json_errors() {
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     assert_eq!(header(&response, "location"), None);
 }
+
+#[tokio::test]
+async fn an_authorize_request_without_the_query_of_the_endpoint_gets_a_page() {
+    let server =
+        Server::start(&["--https", "--auth", "--authorization-query", "tenant=blue"]).await;
+    let (_, challenge) = pkce("tenant");
+    let mut params = authorize_params(&server.url, PUBLIC, &challenge, "mcp:read");
+    let page = error_page(&server, &params).await;
+    assert!(
+        page.contains("The request lost the parameter tenant of the authorization endpoint."),
+        "{page}"
+    );
+    params.push(("tenant", "green"));
+    let page = error_page(&server, &params).await;
+    assert!(page.contains("parameter tenant"), "{page}");
+}
