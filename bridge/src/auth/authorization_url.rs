@@ -281,6 +281,20 @@ mod tests {
     }
 
     #[test]
+    fn a_url_of_exactly_8_kib_is_not_too_long() {
+        let start = "https://as.example.com/";
+        let at_the_limit = format!(
+            "{start}{}",
+            "a".repeat(MAX_AUTHORIZATION_URL_BYTES - start.len())
+        );
+        assert_eq!(check_text(&at_the_limit), Ok(()));
+        assert_eq!(
+            check_text(&format!("{at_the_limit}a")),
+            Err(UnsafeUrl::TooLong)
+        );
+    }
+
+    #[test]
     fn an_endpoint_with_a_parameter_of_the_bridge_is_refused() {
         for parameter in PARAMETERS {
             let endpoint = format!("https://as.example.com/authorize?tenant=a&{parameter}=x");
