@@ -243,6 +243,10 @@ struct AuthArgs {
     /// of this server
     #[arg(long, value_name = "URL", value_parser = prm_authorization_server)]
     prm_authorization_server: Option<String>,
+    /// The resource of the protected resource metadata is the MCP URL on HOST, the
+    /// same port and path (the metadata of a server on another host)
+    #[arg(long, value_name = "HOST", value_parser = prm_resource_host)]
+    prm_resource_host: Option<String>,
     /// With --cimd: the document of the client ID URL is the file PATH, read in place of
     /// a fetch (may be repeated)
     #[arg(long, value_name = "URL=PATH", value_parser = cimd_document)]
@@ -406,6 +410,12 @@ fn host(value: &str) -> Result<String, InvalidValue> {
         .ok_or_else(|| invalid(value, "--host", "a DNS name"))
 }
 
+fn prm_resource_host(value: &str) -> Result<String, InvalidValue> {
+    is_dns_name(value)
+        .then(|| value.to_owned())
+        .ok_or_else(|| invalid(value, "--prm-resource-host", "a DNS name"))
+}
+
 fn prm_authorization_server(value: &str) -> Result<String, InvalidValue> {
     let valid = url::Url::parse(value)
         .is_ok_and(|url| url.has_host() && matches!(url.scheme(), "http" | "https"));
@@ -506,7 +516,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -613,6 +623,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.hostile_endpoint = auth.hostile_authorization_endpoint;
     auth_options.hostile_redirect = auth.hostile_redirect;
     auth_options.prm_authorization_server = auth.prm_authorization_server;
+    auth_options.prm_resource_host = auth.prm_resource_host;
     auth_options.cimd_documents = auth.cimd_document;
     auth_options.separate_origin = auth.separate_authorization_server;
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;

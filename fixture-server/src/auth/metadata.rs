@@ -33,8 +33,15 @@ impl AuthServer {
             .prm_authorization_server
             .as_deref()
             .unwrap_or(&self.issuer);
+        let resource = match &self.options.prm_resource_host {
+            Some(host) => url::Url::parse(&self.resource)
+                .ok()
+                .and_then(|mut url| url.set_host(Some(host)).ok().map(|()| url.to_string()))
+                .unwrap_or_else(|| self.resource.clone()),
+            None => self.resource.clone(),
+        };
         json!({
-            "resource": self.resource,
+            "resource": resource,
             "authorization_servers": [authorization_server],
             "scopes_supported": SCOPES,
             "bearer_methods_supported": ["header"],

@@ -49,6 +49,10 @@ pub struct AuthOptions {
     /// as the authorization server, in place of this server (a resource that sends
     /// its clients elsewhere).
     pub prm_authorization_server: Option<String>,
+    /// `--prm-resource-host HOST`: the resource of the protected resource metadata
+    /// is the MCP URL on HOST (the metadata of a server on another host, which a
+    /// client must not use for this one).
+    pub prm_resource_host: Option<String>,
     /// `--cimd-document URL=PATH`: the client ID metadata document of the client ID
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
@@ -162,6 +166,7 @@ impl Default for AuthOptions {
             hostile_endpoint: None,
             hostile_redirect: None,
             prm_authorization_server: None,
+            prm_resource_host: None,
             cimd_documents: Vec::new(),
             separate_origin: false,
             step_up_new_scope_only: false,
