@@ -647,7 +647,13 @@ mod tests {
                 "GET /callback?state=st&code=c9 HTTP/1.1\r\nHost: x\r\n\r\n".to_owned(),
             ] {
                 let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-                stream.write_all(request.as_bytes()).await.unwrap();
+                // A first piece of 100 bytes, so that the head grows past its
+                // limit without ever being exactly that long (the receiver reads
+                // 2048 bytes at a time).
+                let (first, rest) = request.as_bytes().split_at(100.min(request.len()));
+                stream.write_all(first).await.unwrap();
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                stream.write_all(rest).await.unwrap();
                 let mut reply = String::new();
                 stream.read_to_string(&mut reply).await.unwrap();
                 replies.push(reply);
