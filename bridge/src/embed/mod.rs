@@ -236,7 +236,7 @@ impl EmbedOptions {
 /// A time that never comes in the life of a connection (about 100 years), for
 /// the limits that the embedded bridge does not have. Finite, so that adding it to
 /// an instant cannot overflow.
-const NO_LIMIT: Duration = Duration::from_secs(100 + 365 * 24 * 3600);
+const NO_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// Which path served the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
