@@ -329,6 +329,9 @@ struct FaultArgs {
     /// the rest
     #[arg(long)]
     split_sse_data: bool,
+    /// Writes each SSE event in pieces of at most BYTES bytes, each a chunk of its own
+    #[arg(long, value_name = "BYTES", value_parser = sse_piece_bytes)]
+    sse_piece_bytes: Option<usize>,
     /// The first POST of a request of METHOD gets 400 with the -32022 error (supported:
     /// 2026-07-28, the version it named) and is not served
     #[arg(long, value_name = "METHOD")]
@@ -450,6 +453,10 @@ fn break_stream_after(value: &str) -> Result<usize, InvalidValue> {
 
 fn oversized_event(value: &str) -> Result<usize, InvalidValue> {
     number(value, "--oversized-event", 1, MAX_EVENT_BYTES)
+}
+
+fn sse_piece_bytes(value: &str) -> Result<usize, InvalidValue> {
+    number(value, "--sse-piece-bytes", 1, MAX_EVENT_BYTES)
 }
 
 fn fail_status(value: &str) -> Result<(u64, u16), InvalidValue> {
@@ -607,6 +614,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.oversized_event = faults.oversized_event;
     http_options.faults.chunked_json = faults.chunked_json;
     http_options.faults.split_sse_data = faults.split_sse_data;
+    http_options.faults.sse_piece_bytes = faults.sse_piece_bytes;
     http_options.faults.version_error_method = faults.version_error_method;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
@@ -830,6 +838,8 @@ mod tests {
             "0",
             "--oversized-event",
             "70000",
+            "--sse-piece-bytes",
+            "100",
             "--host",
             "remote.mcp-bridge.test",
         ])
@@ -846,6 +856,7 @@ mod tests {
         assert_eq!(http.faults.slow_stream, Some(Duration::from_millis(20)));
         assert_eq!(http.faults.break_stream_after, Some(0));
         assert_eq!(http.faults.oversized_event, Some(70000));
+        assert_eq!(http.faults.sse_piece_bytes, Some(100));
         assert_eq!(http.host.as_deref(), Some("remote.mcp-bridge.test"));
     }
 
@@ -857,6 +868,7 @@ mod tests {
         );
         assert!(error(&["--https", "--keep-alive-ms", "0"]).contains("--keep-alive-ms"));
         assert!(error(&["--https", "--oversized-event", "+5"]).contains("--oversized-event"));
+        assert!(error(&["--https", "--sse-piece-bytes", "0"]).contains("--sse-piece-bytes"));
         assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
         assert!(error(&["--https", "--tls-case", "bad"]).contains("--tls-case"));
         assert!(

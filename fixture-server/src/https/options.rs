@@ -111,6 +111,10 @@ pub struct Faults {
     /// `--split-sse-data`: each SSE event carries its frame in two `data:` lines, the
     /// first character and the rest.
     pub split_sse_data: bool,
+    /// `--sse-piece-bytes BYTES`: each SSE event goes out in pieces of at most BYTES
+    /// bytes, each a chunk of its own, as from a server or a proxy that flushes small
+    /// writes: a client sees a line arrive in several reads.
+    pub sse_piece_bytes: Option<usize>,
     /// `--version-error-method METHOD`: the first POST of a request of METHOD gets 400
     /// with the -32022 error of its id whose `supported` names the version it had
     /// (a server that lost it), and is not served; the client may send it again.

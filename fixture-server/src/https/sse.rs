@@ -173,7 +173,15 @@ async fn send_event(
     } else {
         event(frame)
     };
-    tx.send(bytes).await.ok()?;
+    match faults.sse_piece_bytes {
+        Some(piece) => {
+            for start in (0..bytes.len()).step_by(piece) {
+                let end = (start + piece).min(bytes.len());
+                tx.send(bytes.slice(start..end)).await.ok()?;
+            }
+        }
+        None => tx.send(bytes).await.ok()?,
+    }
     *sent += 1;
     Some(carry)
 }
