@@ -359,20 +359,25 @@ def without_place(name):
 
 def same_as(mutants, record):
     """The mutants of `mutants` that `record` (an outcomes file) names, each as many
-    times as it names it."""
-    wanted = Counter(
-        without_place(json.loads(line)["name"]) for line in record.read_text().splitlines()
-    )
-    chosen = []
-    for mutant in mutants:
+    times as it names it: by its whole name where the place is unchanged, else by
+    its file, function and replacement (code above it moved)."""
+    names = [json.loads(line)["name"] for line in record.read_text().splitlines()]
+    exact = Counter(names)
+    chosen = set()
+    for index, mutant in enumerate(mutants):
+        if exact[mutant["name"]] > 0:
+            exact[mutant["name"]] -= 1
+            chosen.add(index)
+    moved = Counter(without_place(name) for name in exact.elements())
+    for index, mutant in enumerate(mutants):
         key = without_place(mutant["name"])
-        if wanted[key] > 0:
-            wanted[key] -= 1
-            chosen.append(mutant)
-    missing = sum(wanted.values())
+        if index not in chosen and moved[key] > 0:
+            moved[key] -= 1
+            chosen.add(index)
+    missing = sum(moved.values())
     if missing:
         print(f"{missing} mutants of {record} are not listed any more", flush=True)
-    return chosen
+    return [mutant for index, mutant in enumerate(mutants) if index in chosen]
 
 
 def main():
