@@ -463,6 +463,12 @@ mod groups {
         }
     }
 
+    /// Whether the last-resort kill would reach the group `id`.
+    #[cfg(test)]
+    pub(super) fn is_registered(id: u32) -> bool {
+        GROUPS.lock().is_ok_and(|groups| groups.contains(&id))
+    }
+
     pub(super) fn kill_all() {
         let ids = GROUPS
             .lock()
@@ -492,6 +498,27 @@ mod groups {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The panic hook and the last-resort watchdog kill the groups of the
+    /// registry (`kill_all_groups`): a child's group is there from its start until
+    /// the bridge forgets it after its exit. (Not `kill_all` itself here: it would
+    /// kill the upstreams of the other tests of this process.)
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_child_s_group_is_known_to_the_last_resort_kill_until_it_is_forgotten() {
+        let mut child = tokio::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let id = child.id().unwrap();
+        let group = ProcessGroup::of(&child);
+        assert!(groups::is_registered(id));
+        child.kill().await.unwrap();
+        group.forget();
+        assert!(!groups::is_registered(id));
+    }
 
     fn result_line(line: &str) -> Option<crate::wire::raw::ResultLine> {
         match event_of_line(crate::wire::line_reader::Line::Complete(
