@@ -219,6 +219,50 @@ async fn a_json_body_that_answers_another_request_fails_its_call_at_once_and_the
     assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
 }
 
+/// The answers of a server with another bug: the JSON body of the call `both` has
+/// the call's id, but a result and an error at once; every other call gets its own.
+fn ambiguous_tools(message: &Value) -> Reply {
+    match message["params"]["name"].as_str() {
+        Some("both") => Reply::Json(
+            serde_json::to_vec(&json!({"jsonrpc":"2.0","id":message["id"],
+                "result":{"content":[]},"error":{"code":1,"message":"x"}}))
+            .unwrap(),
+        ),
+        _ => Reply::Json(text_result_of_size(&message["id"], 200)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_body_with_the_request_s_id_that_is_not_valid_is_its_one_answer() {
+    let server = TinyHttp::start(ambiguous_tools).await;
+    let mut bridge = bridge_to_tiny(&server, &[]).await;
+    bridge.send(&call(2, "both", json!({}))).await.unwrap();
+    assert_eq!(
+        response(&mut bridge).await,
+        json!({"jsonrpc":"2.0","id":2,"error":{"code":-32603,
+            "message":"The upstream server sent a response that is not valid. See the Output channel of the server.",
+            "data":{"cause":"invalid_response","detail":"it is not a valid JSON-RPC message"}}})
+    );
+    expect_ping_answered(&mut bridge, 3).await;
+    expect_small_call_answered(&mut bridge, 4).await;
+    assert_eq!(stop(&mut bridge, Duration::from_secs(10)).await.0, Some(0));
+    // The frame that is not valid was the request's answer: its exchange ended
+    // there, with no second failure of the request after it.
+    let lines = bridge.stderr_lines();
+    let dropped = "mcp-bridge-vscode: mcp_router: warning: dropped a frame: it is not a valid JSON-RPC message, and the request 2 of the client fails";
+    assert_eq!(
+        lines.iter().filter(|line| *line == dropped).count(),
+        1,
+        "{lines:#?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|line| line.contains("failed after its end")),
+        "{lines:#?}"
+    );
+}
+
 const IN_FLIGHT: usize = 64;
 
 fn echo(id: usize) -> Value {
