@@ -262,6 +262,15 @@ def failed_transcripts(output):
     ]
 
 
+def failed_tests(output):
+    """The tests that cargo test reports as failed (`test NAME ... FAILED`)."""
+    return [
+        line.split()[1]
+        for line in output.splitlines()
+        if line.startswith("test ") and line.endswith(" ... FAILED")
+    ]
+
+
 def bridge_tests(with_embedded=False):
     """The bridge's own tests; for the code of embed/, the library's with the
     feature `rmcp` and the embedded server's (its interop and client tests)."""
@@ -306,6 +315,10 @@ def test_one(mutant, with_bridge_tests, file_sha, commit, first=(), with_embedde
                 outcome["bridge_tests"] = (
                     "timeout" if code is None else "caught" if code != 0 else "missed"
                 )
+                if code:
+                    # Which tests failed: a mutant that changes nothing the tests
+                    # see, caught all the same, points to a test that fails alone.
+                    outcome["bridge_failed"] = failed_tests(output)[:5]
         return outcome
     finally:
         Path(mutant["file"]).write_text(original)
