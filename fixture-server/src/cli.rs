@@ -336,6 +336,10 @@ struct FaultArgs {
     /// 2026-07-28, the version it named) and is not served
     #[arg(long, value_name = "METHOD")]
     version_error_method: Option<String>,
+    /// The JSON response of each request of METHOD carries its result and an error at
+    /// once (not a valid JSON-RPC response), with the request's id
+    #[arg(long, value_name = "METHOD")]
+    invalid_response_method: Option<String>,
 }
 
 /// A value that its option does not take; the message names both.
@@ -616,6 +620,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.split_sse_data = faults.split_sse_data;
     http_options.faults.sse_piece_bytes = faults.sse_piece_bytes;
     http_options.faults.version_error_method = faults.version_error_method;
+    http_options.faults.invalid_response_method = faults.invalid_response_method;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
     auth_options.registration = !auth.no_registration;
@@ -840,6 +845,8 @@ mod tests {
             "70000",
             "--sse-piece-bytes",
             "100",
+            "--invalid-response-method",
+            "tools/call",
             "--host",
             "remote.mcp-bridge.test",
         ])
@@ -857,6 +864,10 @@ mod tests {
         assert_eq!(http.faults.break_stream_after, Some(0));
         assert_eq!(http.faults.oversized_event, Some(70000));
         assert_eq!(http.faults.sse_piece_bytes, Some(100));
+        assert_eq!(
+            http.faults.invalid_response_method.as_deref(),
+            Some("tools/call")
+        );
         assert_eq!(http.host.as_deref(), Some("remote.mcp-bridge.test"));
     }
 

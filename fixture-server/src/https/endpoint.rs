@@ -327,6 +327,8 @@ impl Endpoint {
             generation: route.generation,
         };
         let mut frames = route.frames;
+        let invalid_response =
+            self.settings.faults.invalid_response_method.as_deref() == Some(&request.method);
         methods::request(&self.session, request);
         let Some(first) = frames.recv().await else {
             return error(
@@ -338,6 +340,11 @@ impl Endpoint {
         match first {
             Routed::Final(frame) if !self.always_sse => {
                 let status = status_of(&frame);
+                let frame = if invalid_response {
+                    with_an_error_too(frame)
+                } else {
+                    frame
+                };
                 if self.settings.faults.chunked_json {
                     json_without_length(status, frame)
                 } else {
@@ -416,6 +423,22 @@ fn invalid(message: impl Into<String>) -> ErrorData {
     wire::invalid_request(message)
 }
 
+/// The frame of `--invalid-response-method`: its `result` and an `error` at once.
+fn with_an_error_too(frame: String) -> String {
+    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(&frame) else {
+        return frame;
+    };
+    object.insert(
+        "error".into(),
+        serde_json::json!({"code": -32603, "message": "--invalid-response-method"}),
+    );
+    crate::info!(
+        "http",
+        "--invalid-response-method: a result with an error too"
+    );
+    serde_json::Value::Object(object).to_string()
+}
+
 fn json(status: StatusCode, frame: String) -> Response<ResponseBody> {
     let mut response = Response::new(Full::new(Bytes::from(frame)).boxed());
     *response.status_mut() = status;
@@ -470,4 +493,18 @@ fn text(status: StatusCode, message: &str) -> Response<ResponseBody> {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_response_with_an_error_too_keeps_its_id_and_its_result() {
+        let frame = with_an_error_too(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#.into());
+        let value: serde_json::Value = serde_json::from_str(&frame).unwrap();
+        assert_eq!(value["id"], 7);
+        assert_eq!(value["result"], serde_json::json!({"content": []}));
+        assert_eq!(value["error"]["code"], -32603);
+    }
 }
