@@ -47,12 +47,13 @@ function tryPort(port) {
 /**
  * A port that nothing listens on now, for --redirect-port. It comes from below the
  * ephemeral range (32768 on Linux): a port of that range can be taken as the local
- * port of another test's outgoing connection before the bridge binds it (as
- * harness-sim/src/ports.rs does for the Rust tests).
+ * port of another test's outgoing connection before the bridge binds it. And from
+ * below the ports of harness-sim/src/ports.rs (20000 and up), which the Rust tests
+ * that run at the same time hand out: one of them could bind this port first.
  */
 async function freePort() {
-  const floor = 20000;
-  const span = 32768 - floor;
+  const floor = 10000;
+  const span = 20000 - floor;
   const start = Math.floor(Math.random() * span);
   for (let step = 0; step < 200; step += 1) {
     const port = await tryPort(floor + ((start + step) % span));

@@ -3,10 +3,17 @@
 //! ephemeral range, where the outgoing connections of the tests that run at the
 //! same time take their local ports too: by the time the other process binds it,
 //! one of them can hold it ("another program uses the redirect port"). These ports
-//! come from below that range, at a random place, and are free when returned.
+//! come from below that range, at a random place, and are free when returned. A
+//! process never gets the same port twice: two tests (or two transcripts) that run
+//! at the same time must not both wait to bind one.
 
+use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
 use std::net::TcpListener;
+use std::sync::Mutex;
+
+/// The ports this process handed out.
+static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
 
 /// The lowest port handed out.
 const FLOOR: u16 = 20_000;
@@ -19,9 +26,14 @@ pub fn free_port() -> u16 {
         let start = std::collections::hash_map::RandomState::new()
             .build_hasher()
             .finish();
+        let mut handed_out = HANDED_OUT
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let handed_out = handed_out.get_or_insert_with(HashSet::new);
         for step in 0..span {
             let port = FLOOR + ((start.wrapping_add(step)) % span) as u16;
-            if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                handed_out.insert(port);
                 return port;
             }
         }
@@ -48,5 +60,11 @@ mod tests {
         let low = ephemeral_low().unwrap_or(32_768);
         assert!(port >= FLOOR && port < low, "{port}");
         assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn no_port_is_handed_out_twice_though_none_is_bound_yet() {
+        let ports: HashSet<u16> = (0..200).map(|_| free_port()).collect();
+        assert_eq!(ports.len(), 200);
     }
 }
