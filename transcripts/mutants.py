@@ -230,6 +230,15 @@ def conformance(first=()):
     failed = failed_transcripts(output)
     if code == 0 or code is None or not failed:
         return code, output, seconds
+    if answer := failed_again(transcript_path(name) for name in failed):
+        return answer
+    # Each failure passed alone: the run stopped at a transcript that misses its time
+    # on a loaded machine, before the others ran. The whole run again, to its end.
+    code, output, more = run(["target/debug/mcp-conformance", "run"], RUN_LIMIT_S, env)
+    seconds += more
+    failed = failed_transcripts(output)
+    if code == 0 or code is None or not failed:
+        return code, output, seconds
     return failed_again(transcript_path(name) for name in failed) or (0, output, seconds)
 
 
