@@ -268,6 +268,10 @@ struct AuthArgs {
     /// requires back (a client must keep it)
     #[arg(long, value_name = "QUERY")]
     authorization_query: Option<String>,
+    /// The token endpoint takes a client secret only in the form body
+    /// (client_secret_post); HTTP Basic gets invalid_client
+    #[arg(long)]
+    client_secret_post_only: bool,
     /// subscriptions/listen also needs mcp:write (403 insufficient_scope)
     #[arg(long)]
     listen_needs_write: bool,
@@ -642,6 +646,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
     auth_options.resource_query = auth.resource_query;
     auth_options.authorization_query = auth.authorization_query;
+    auth_options.client_secret_post_only = auth.client_secret_post_only;
     auth_options.listen_needs_write = auth.listen_needs_write;
     auth_options.refuse_registration = auth.refuse_registration;
     auth_options.refuse_registration_with = auth.refuse_registration_with;

@@ -65,7 +65,11 @@ impl AuthServer {
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "token_endpoint_auth_methods_supported": if self.options.client_secret_post_only {
+                json!(["none", "client_secret_post"])
+            } else {
+                json!(["none", "client_secret_basic", "client_secret_post"])
+            },
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": self.options.iss,
             "client_id_metadata_document_supported": self.options.cimd,

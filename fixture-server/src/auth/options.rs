@@ -73,6 +73,10 @@ pub struct AuthOptions {
     /// of its own (a tenant, say), which `/authorize` requires back: a client must
     /// keep it when it adds its parameters (RFC 6749 §3.1).
     pub authorization_query: Option<String>,
+    /// `--client-secret-post-only`: the token endpoint takes a client secret only in
+    /// the form body (`client_secret_post`), and says so in its metadata; HTTP Basic
+    /// gets `invalid_client`.
+    pub client_secret_post_only: bool,
     /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
     /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
     /// step-up.
@@ -172,6 +176,7 @@ impl Default for AuthOptions {
             step_up_new_scope_only: false,
             resource_query: None,
             authorization_query: None,
+            client_secret_post_only: false,
             listen_needs_write: false,
             refuse_registration: false,
             refuse_registration_with: None,

@@ -86,6 +86,15 @@ impl AuthServer {
         params: &HashMap<String, String>,
     ) -> Result<Client, Response<ResponseBody>> {
         let basic = match headers.get(AUTHORIZATION) {
+            Some(_) if self.options.client_secret_post_only => {
+                crate::info!(
+                    "auth",
+                    "/token: HTTP Basic, which --client-secret-post-only refuses: invalid_client"
+                );
+                return Err(invalid_client(
+                    "The server takes a client secret only in the form body (client_secret_post).",
+                ));
+            }
             Some(value) => Some(basic_credentials(value.as_bytes()).ok_or_else(|| {
                 invalid_client("The Authorization header is not client_secret_basic.")
             })?),

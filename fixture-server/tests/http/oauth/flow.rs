@@ -344,6 +344,47 @@ async fn without_refresh_tokens_or_with_invalid_grant_no_refresh_works() {
 }
 
 #[tokio::test]
+async fn client_secret_post_only_refuses_basic_and_says_so_in_its_metadata() {
+    let server = Server::start(&["--https", "--auth", "--client-secret-post-only"]).await;
+    let metadata = super::super::client::body_json(
+        get(&server, "/.well-known/oauth-authorization-server").await,
+    )
+    .await;
+    assert_eq!(
+        metadata["token_endpoint_auth_methods_supported"],
+        json!(["none", "client_secret_post"])
+    );
+    let basic = format!(
+        "Basic {}",
+        STANDARD.encode(format!("{CONFIDENTIAL}:{SECRET}"))
+    );
+    for (method, headers, secret) in [
+        ("basic", vec![("authorization".to_owned(), basic)], None),
+        ("post", vec![], Some(SECRET)),
+    ] {
+        let (verifier, challenge) = pkce(method);
+        let params = authorize(
+            &server,
+            &authorize_params(&server.url, CONFIDENTIAL, &challenge, "mcp:read"),
+        )
+        .await;
+        let mut form = code_form(&params["code"], &verifier, CONFIDENTIAL);
+        if let Some(secret) = secret {
+            form.push(("client_secret", secret));
+        }
+        let (status, body) = token_with(&server, &form, &headers).await;
+        match method {
+            "basic" => assert_eq!(
+                (status, body["error"].as_str()),
+                (StatusCode::UNAUTHORIZED, Some("invalid_client")),
+                "{body}"
+            ),
+            _ => assert_eq!(status, StatusCode::OK, "{body}"),
+        }
+    }
+}
+
+#[tokio::test]
 async fn no_iss_leaves_the_iss_out_of_the_redirect_and_the_metadata_says_so() {
     let server = Server::start(&["--https", "--auth", "--no-iss"]).await;
     let (_, challenge) = pkce("no-iss");
