@@ -98,6 +98,9 @@ lines! {
         /// `--client-issuer` or `--client-metadata-url`.
         NotAnHttpsUrl { option: &'static str }
             => "the value of the option {option} is not valid: use an https URL",
+        /// `--client-metadata-url` without a path: the document's URL is the client ID.
+        DocumentUrlWithoutPath
+            => "the value of the option --client-metadata-url is not valid: use the URL of the document, with its path",
         /// Another error of the parser, such as a value that is not UTF-8.
         ArgumentsNotValid => "the arguments are not valid",
         CommandMissing => "the upstream command is missing: write -- and the command of the server",

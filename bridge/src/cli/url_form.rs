@@ -162,17 +162,17 @@ pub fn token_store(text: &str) -> Result<TokenStoreChoice, CliError> {
 pub fn https_url(text: &str, option: &'static str, needs_path: bool) -> Result<Url, CliError> {
     let error = || CliError::NotAnHttpsUrl { option };
     let url = Url::parse(text).map_err(|_| error())?;
-    let path_ok = !needs_path || url.path().len() > 1;
     let loopback_http = url.scheme() == "http" && url.host().as_ref().is_some_and(is_loopback_host);
-    if (url.scheme() == "https" || loopback_http)
-        && url.host().is_some()
-        && path_ok
-        && url.fragment().is_none()
+    if !(url.scheme() == "https" || loopback_http)
+        || url.host().is_none()
+        || url.fragment().is_some()
     {
-        Ok(url)
-    } else {
-        Err(error())
+        return Err(error());
     }
+    if needs_path && url.path().len() <= 1 {
+        return Err(CliError::DocumentUrlWithoutPath);
+    }
+    Ok(url)
 }
 
 #[cfg(test)]
@@ -294,7 +294,16 @@ mod tests {
             )
             .is_ok()
         );
-        assert!(https_url("https://x.example/", "--client-metadata-url", true).is_err());
+        assert_eq!(
+            https_url("https://x.example/", "--client-metadata-url", true),
+            Err(CliError::DocumentUrlWithoutPath)
+        );
+        assert_eq!(
+            https_url("https://x.example/#a", "--client-metadata-url", true),
+            Err(CliError::NotAnHttpsUrl {
+                option: "--client-metadata-url"
+            })
+        );
     }
 
     #[test]
