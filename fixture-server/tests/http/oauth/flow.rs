@@ -189,29 +189,43 @@ async fn a_wrong_verifier_or_redirect_uri_gets_invalid_grant() {
     );
 }
 
+/// How the confidential client sends its secret to the token endpoint.
+#[derive(Clone, Copy, Debug)]
+enum SecretIn {
+    Basic,
+    Post,
+}
+
+/// A sign-in of the confidential client up to its code exchange, the secret sent
+/// as `how` says: the token endpoint's answer.
+async fn confidential_code_exchange(server: &Server, how: SecretIn) -> (StatusCode, Value) {
+    let (verifier, challenge) = pkce(&format!("{how:?}"));
+    let params = authorize(
+        server,
+        &authorize_params(&server.url, CONFIDENTIAL, &challenge, "mcp:read"),
+    )
+    .await;
+    let mut form = code_form(&params["code"], &verifier, CONFIDENTIAL);
+    let mut headers = Vec::new();
+    match how {
+        SecretIn::Basic => headers.push((
+            "authorization".to_owned(),
+            format!(
+                "Basic {}",
+                STANDARD.encode(format!("{CONFIDENTIAL}:{SECRET}"))
+            ),
+        )),
+        SecretIn::Post => form.push(("client_secret", SECRET)),
+    }
+    token_with(server, &form, &headers).await
+}
+
 #[tokio::test]
 async fn the_confidential_client_authenticates_with_basic_or_post() {
     let server = Server::start(&["--https", "--auth"]).await;
-    let basic = format!(
-        "Basic {}",
-        STANDARD.encode(format!("{CONFIDENTIAL}:{SECRET}"))
-    );
     let wrong = format!("Basic {}", STANDARD.encode(format!("{CONFIDENTIAL}:nope")));
-    for (method, headers, secret) in [
-        ("basic", vec![("authorization".to_owned(), basic)], None),
-        ("post", vec![], Some(SECRET)),
-    ] {
-        let (verifier, challenge) = pkce(method);
-        let params = authorize(
-            &server,
-            &authorize_params(&server.url, CONFIDENTIAL, &challenge, "mcp:read"),
-        )
-        .await;
-        let mut form = code_form(&params["code"], &verifier, CONFIDENTIAL);
-        if let Some(secret) = secret {
-            form.push(("client_secret", secret));
-        }
-        let (status, body) = token_with(&server, &form, &headers).await;
+    for (how, method) in [(SecretIn::Basic, "basic"), (SecretIn::Post, "post")] {
+        let (status, body) = confidential_code_exchange(&server, how).await;
         assert_eq!(status, StatusCode::OK, "{method}: {body}");
         assert_eq!(
             call_text(
@@ -354,34 +368,14 @@ async fn client_secret_post_only_refuses_basic_and_says_so_in_its_metadata() {
         metadata["token_endpoint_auth_methods_supported"],
         json!(["none", "client_secret_post"])
     );
-    let basic = format!(
-        "Basic {}",
-        STANDARD.encode(format!("{CONFIDENTIAL}:{SECRET}"))
+    let (status, body) = confidential_code_exchange(&server, SecretIn::Basic).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("invalid_client")),
+        "{body}"
     );
-    for (method, headers, secret) in [
-        ("basic", vec![("authorization".to_owned(), basic)], None),
-        ("post", vec![], Some(SECRET)),
-    ] {
-        let (verifier, challenge) = pkce(method);
-        let params = authorize(
-            &server,
-            &authorize_params(&server.url, CONFIDENTIAL, &challenge, "mcp:read"),
-        )
-        .await;
-        let mut form = code_form(&params["code"], &verifier, CONFIDENTIAL);
-        if let Some(secret) = secret {
-            form.push(("client_secret", secret));
-        }
-        let (status, body) = token_with(&server, &form, &headers).await;
-        match method {
-            "basic" => assert_eq!(
-                (status, body["error"].as_str()),
-                (StatusCode::UNAUTHORIZED, Some("invalid_client")),
-                "{body}"
-            ),
-            _ => assert_eq!(status, StatusCode::OK, "{body}"),
-        }
-    }
+    let (status, body) = confidential_code_exchange(&server, SecretIn::Post).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 #[tokio::test]
