@@ -7,13 +7,13 @@
 //! process never gets the same port twice: two tests (or two transcripts) that run
 //! at the same time must not both wait to bind one.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::hash::{BuildHasher, Hasher};
 use std::net::TcpListener;
 use std::sync::Mutex;
 
 /// The ports this process handed out.
-static HANDED_OUT: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
 
 /// The lowest port handed out.
 const FLOOR: u16 = 20_000;
@@ -29,7 +29,6 @@ pub fn free_port() -> u16 {
         let mut handed_out = HANDED_OUT
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let handed_out = handed_out.get_or_insert_with(HashSet::new);
         for step in 0..span {
             let port = FLOOR + ((start.wrapping_add(step)) % span) as u16;
             if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
@@ -64,7 +63,7 @@ mod tests {
 
     #[test]
     fn no_port_is_handed_out_twice_though_none_is_bound_yet() {
-        let ports: HashSet<u16> = (0..200).map(|_| free_port()).collect();
+        let ports: BTreeSet<u16> = (0..200).map(|_| free_port()).collect();
         assert_eq!(ports.len(), 200);
     }
 }
