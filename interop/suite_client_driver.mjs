@@ -17,7 +17,7 @@
 
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { mkdtempSync, writeFileSync, chmodSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, chmodSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,19 +44,55 @@ function tryPort(port) {
   });
 }
 
+/** The ports that the drivers running now claimed: a file each, made only once. */
+const CLAIMS = join(tmpdir(), "mcp-bridge-suite-driver-ports");
+/** A claim this old is of a driver that was killed before it could remove it. */
+const STALE_CLAIM_MS = 10 * 60 * 1000;
+
 /**
- * A port that nothing listens on now, for --redirect-port. It comes from below the
- * ephemeral range (32768 on Linux): a port of that range can be taken as the local
- * port of another test's outgoing connection before the bridge binds it. And from
- * below the ports of harness-sim/src/ports.rs (20000 and up), which the Rust tests
- * that run at the same time hand out: one of them could bind this port first.
+ * Claims `port` for this driver until it exits: the suite runs its scenarios at the
+ * same time, each with a driver of its own, and two of them must not both pick a
+ * port that nothing listens on yet ("another program uses the redirect port").
+ */
+function claim(port) {
+  const file = join(CLAIMS, String(port));
+  try {
+    mkdirSync(CLAIMS, { recursive: true });
+    writeFileSync(file, String(process.pid), { flag: "wx" });
+  } catch {
+    try {
+      if (Date.now() - statSync(file).mtimeMs < STALE_CLAIM_MS) return false;
+      writeFileSync(file, String(process.pid));
+    } catch {
+      return false;
+    }
+  }
+  process.on("exit", () => {
+    try {
+      unlinkSync(file);
+    } catch {
+      // Gone already: nothing to release.
+    }
+  });
+  return true;
+}
+
+/**
+ * A port that nothing listens on now and no other driver claimed, for
+ * --redirect-port. It comes from below the ephemeral range (32768 on Linux): a port
+ * of that range can be taken as the local port of another test's outgoing
+ * connection before the bridge binds it. And from below the ports of
+ * harness-sim/src/ports.rs (20000 and up), which the Rust tests that run at the same
+ * time hand out: one of them could bind this port first.
  */
 async function freePort() {
   const floor = 10000;
   const span = 20000 - floor;
   const start = Math.floor(Math.random() * span);
   for (let step = 0; step < 200; step += 1) {
-    const port = await tryPort(floor + ((start + step) % span));
+    const candidate = floor + ((start + step) % span);
+    if (!claim(candidate)) continue;
+    const port = await tryPort(candidate);
     if (port !== null) return port;
   }
   return tryPort(0);
