@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hyper::StatusCode;
+use rustls_pki_types::CertificateDer;
 use url::Url;
 
 use crate::auth::clients::is_loopback_http;
@@ -61,11 +62,11 @@ impl std::fmt::Debug for BrowseOptions {
 
 /// Runs the test browser; returns the exit code.
 pub async fn run(options: BrowseOptions) -> i32 {
-    let ca_files = match &options.ca_file {
-        Some(path) => vec![path.clone()],
-        None => running_fixture_cas(),
+    let trusted = match &options.ca_file {
+        Some(path) => fetch::connector(std::slice::from_ref(path)),
+        None => fetch::connector_of(running_fixture_cas()),
     };
-    let tls = match fetch::connector(&ca_files) {
+    let tls = match trusted {
         Ok(tls) => tls,
         Err(e) => {
             error!("browse", "{e}");
@@ -227,8 +228,10 @@ fn unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// The CA files of the fixture servers running on this host (see `https::tls`).
-fn running_fixture_cas() -> Vec<PathBuf> {
+/// The CA certificates of the fixture servers running on this host (see
+/// `https::tls`), each file read once: a server that stops removes its folder, and
+/// a second read of a file that was there a moment before would fail the browser.
+fn running_fixture_cas() -> Vec<CertificateDer<'static>> {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return Vec::new();
     };
@@ -240,9 +243,11 @@ fn running_fixture_cas() -> Vec<PathBuf> {
                 .to_string_lossy()
                 .starts_with("bridge-fixture-server-")
         })
-        .map(|entry| entry.path().join(tls_fixtures::files::CA_CERT))
-        // A folder of a server that is starting or stopping may hold no usable CA yet.
-        .filter(|path| path.is_file() && fetch::connector(std::slice::from_ref(path)).is_ok())
+        // A folder of a server that is starting or stopping may hold no usable CA.
+        .filter_map(|entry| {
+            fetch::ca_certificates(&entry.path().join(tls_fixtures::files::CA_CERT)).ok()
+        })
+        .flatten()
         .collect()
 }
 

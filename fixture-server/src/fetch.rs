@@ -2,7 +2,7 @@
 //! metadata documents (`--cimd`) and the test browser (`--browse`). One connection per
 //! request, no proxy, no cookies; the caller decides which URLs it may fetch.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,22 +56,37 @@ pub struct TrustError {
 
 /// The TLS client trusting the CA certificates of `ca_files` (PEM), and no others.
 pub fn connector(ca_files: &[PathBuf]) -> Result<TlsConnector, TrustError> {
-    let mut roots = RootCertStore::empty();
+    let mut certs = Vec::new();
     for path in ca_files {
-        let error = |cause: String| TrustError {
-            path: path.clone(),
-            cause,
-        };
-        let certs = CertificateDer::pem_file_iter(path)
-            .map_err(|e| error(e.to_string()))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| error(e.to_string()))?;
-        if certs.is_empty() {
-            return Err(error("the file holds no certificate".into()));
-        }
-        for cert in certs {
-            roots.add(cert).map_err(|e| error(e.to_string()))?;
-        }
+        certs.extend(ca_certificates(path)?);
+    }
+    connector_of(certs)
+}
+
+/// The certificates of one CA file (PEM), at least one.
+pub fn ca_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TrustError> {
+    let error = |cause: String| TrustError {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| error(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| error(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(error("the file holds no certificate".into()));
+    }
+    Ok(certs)
+}
+
+/// The TLS client trusting `certs`, and no others.
+pub fn connector_of(certs: Vec<CertificateDer<'static>>) -> Result<TlsConnector, TrustError> {
+    let mut roots = RootCertStore::empty();
+    for cert in certs {
+        roots.add(cert).map_err(|e| TrustError {
+            path: PathBuf::new(),
+            cause: e.to_string(),
+        })?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
