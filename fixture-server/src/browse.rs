@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hyper::StatusCode;
-use rustls_pki_types::CertificateDer;
+use rustls::RootCertStore;
 use url::Url;
 
 use crate::auth::clients::is_loopback_http;
@@ -64,7 +64,7 @@ impl std::fmt::Debug for BrowseOptions {
 pub async fn run(options: BrowseOptions) -> i32 {
     let trusted = match &options.ca_file {
         Some(path) => fetch::connector(std::slice::from_ref(path)),
-        None => fetch::connector_of(running_fixture_cas()),
+        None => fetch::connector_with(running_fixture_roots()),
     };
     let tls = match trusted {
         Ok(tls) => tls,
@@ -231,11 +231,12 @@ fn unescape(text: &str) -> String {
 /// The CA certificates of the fixture servers running on this host (see
 /// `https::tls`), each file read once: a server that stops removes its folder, and
 /// a second read of a file that was there a moment before would fail the browser.
-fn running_fixture_cas() -> Vec<CertificateDer<'static>> {
+fn running_fixture_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return Vec::new();
+        return roots;
     };
-    entries
+    let certificates = entries
         .filter_map(Result::ok)
         .filter(|entry| {
             entry
@@ -247,8 +248,9 @@ fn running_fixture_cas() -> Vec<CertificateDer<'static>> {
         .filter_map(|entry| {
             fetch::ca_certificates(&entry.path().join(tls_fixtures::files::CA_CERT)).ok()
         })
-        .flatten()
-        .collect()
+        .flatten();
+    roots.add_parsable_certificates(certificates);
+    roots
 }
 
 #[cfg(test)]

@@ -56,11 +56,16 @@ pub struct TrustError {
 
 /// The TLS client trusting the CA certificates of `ca_files` (PEM), and no others.
 pub fn connector(ca_files: &[PathBuf]) -> Result<TlsConnector, TrustError> {
-    let mut certs = Vec::new();
+    let mut roots = RootCertStore::empty();
     for path in ca_files {
-        certs.extend(ca_certificates(path)?);
+        for cert in ca_certificates(path)? {
+            roots.add(cert).map_err(|e| TrustError {
+                path: path.clone(),
+                cause: e.to_string(),
+            })?;
+        }
     }
-    connector_of(certs)
+    connector_with(roots)
 }
 
 /// The certificates of one CA file (PEM), at least one.
@@ -79,15 +84,8 @@ pub fn ca_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, Trus
     Ok(certs)
 }
 
-/// The TLS client trusting `certs`, and no others.
-pub fn connector_of(certs: Vec<CertificateDer<'static>>) -> Result<TlsConnector, TrustError> {
-    let mut roots = RootCertStore::empty();
-    for cert in certs {
-        roots.add(cert).map_err(|e| TrustError {
-            path: PathBuf::new(),
-            cause: e.to_string(),
-        })?;
-    }
+/// The TLS client trusting `roots`, and no others.
+pub fn connector_with(roots: RootCertStore) -> Result<TlsConnector, TrustError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
