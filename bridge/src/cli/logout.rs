@@ -197,8 +197,8 @@ pub fn delete_by_metadata(
 
 /// Whether `key` is an entry of the URL, the account and the redirect URI.
 pub fn entry_matches(key: &EntryKey, url: &Url, account: &str, redirect_uri: &str) -> bool {
-    let same_url = Url::parse(&key.server_url).is_ok_and(|stored| stored == *url)
-        || key.server_url == url.as_str();
+    // Parsed, so that a URL stored in another spelling of the same URL matches.
+    let same_url = Url::parse(&key.server_url).is_ok_and(|stored| stored == *url);
     let base = EntryKey::new("", account, redirect_uri, ClientOption::Default).client;
     same_url
         && (key.client == base
@@ -517,6 +517,13 @@ mod tests {
             "default",
             redirect
         ));
+        let other_spelling = EntryKey::new(
+            "HTTPS://MCP.example.com:443/mcp",
+            "default",
+            redirect,
+            ClientOption::Default,
+        );
+        assert!(entry_matches(&other_spelling, &target, "default", redirect));
     }
 
     #[test]
