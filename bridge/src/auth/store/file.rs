@@ -623,6 +623,57 @@ mod tests {
     }
 
     #[test]
+    fn a_sign_in_opens_only_behind_the_identity_it_was_sealed_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let (a, b) = (entry("https://a/mcp"), entry("https://b/mcp"));
+        let sealed_a = store.seal(&a, &sign_in("A")).unwrap();
+        let sealed_b = store.seal(&b, &sign_in("B")).unwrap();
+        let hash_a = super::super::identity_hash(&a);
+        let identity_end = |hash: &str, sealed: &[u8]| match store.open_identity(hash, sealed) {
+            Ok((_, end)) => end,
+            Err(why) => panic!("{}", why.text()),
+        };
+        let end_a = identity_end(&hash_a, &sealed_a);
+        let end_b = identity_end(&super::super::identity_hash(&b), &sealed_b);
+        // A's identity, then B's sign-in: the same key sealed both boxes.
+        let spliced = [&sealed_a[..end_a], &sealed_b[end_b..]].concat();
+        assert!(matches!(
+            store.open_file(&hash_a, &spliced),
+            Err(Unreadable::Decrypt)
+        ));
+        assert!(
+            matches!(store.open_file(&hash_a, &sealed_a), Ok(entry) if entry.sign_in == sign_in("A"))
+        );
+    }
+
+    #[test]
+    fn a_token_directory_that_cannot_be_listed_fails_and_does_not_list_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_directory = dir.path().join("tokens");
+        fs::write(&not_a_directory, b"").unwrap();
+        let store = FileStore {
+            dir: not_a_directory.clone(),
+            key: key(),
+        };
+        let Err(StoreError::Failed(error)) = store.keys() else {
+            panic!("a listing that failed must not be an empty store");
+        };
+        assert!(
+            error.starts_with(&format!(
+                "cannot list the token directory {}: ",
+                not_a_directory.display()
+            )),
+            "{error}"
+        );
+        let absent = FileStore {
+            dir: dir.path().join("absent"),
+            key: key(),
+        };
+        assert_eq!(absent.keys(), Ok(vec![]));
+    }
+
+    #[test]
     fn the_debug_output_of_the_store_has_no_key() {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::open(dir.path(), key()).unwrap();
