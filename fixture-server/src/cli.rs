@@ -108,6 +108,11 @@ struct ServerArgs {
     /// (not reachable through properties alone)
     #[arg(long)]
     stray_param_header: bool,
+    /// Adds the tool param_header_echo: its parameter text is mirrored in the header
+    /// Mcp-Param-Text until a call with mark false takes the x-mcp-header out of the list
+    /// (mark true puts it back)
+    #[arg(long)]
+    param_header_echo: bool,
     /// Declares no completions; completion/complete gets -32601
     #[arg(long)]
     no_completions: bool,
@@ -589,6 +594,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
             apps: server.apps,
             array_output: server.array_output,
             stray_param_header: server.stray_param_header,
+            param_header_echo: server.param_header_echo,
             completions: !server.no_completions,
             anonymous: server.anonymous,
             icons: server.icons,

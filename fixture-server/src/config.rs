@@ -44,6 +44,9 @@ pub struct Config {
     /// `--stray-param-header`: adds `stray_param_header`, whose `x-mcp-header` is on
     /// the `items` of an array, not on a chain of `properties`.
     pub stray_param_header: bool,
+    /// `--param-header-echo`: adds `param_header_echo`, whose `x-mcp-header` its own
+    /// calls take out of the list and put back.
+    pub param_header_echo: bool,
     /// Declares `completions` and answers `completion/complete`; without it
     /// `completion/complete` gets -32601.
     pub completions: bool,
@@ -69,6 +72,7 @@ impl Default for Config {
             apps: false,
             array_output: false,
             stray_param_header: false,
+            param_header_echo: false,
             completions: true,
             process_tools: false,
             guarded: false,

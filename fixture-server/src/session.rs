@@ -107,6 +107,7 @@ struct Shared {
     listens: Vec<Listen>,
     tool_enabled: bool,
     prompt_enabled: bool,
+    param_header_marked: bool,
 }
 
 /// One connection.
@@ -171,6 +172,7 @@ impl Session {
                 listens: Vec::new(),
                 tool_enabled: true,
                 prompt_enabled: true,
+                param_header_marked: true,
             }),
         }
     }
@@ -324,12 +326,13 @@ impl Session {
         listens.len()
     }
 
-    /// Whether the switchable tool or prompt is listed.
+    /// Whether the switchable tool or prompt (or the annotation) is listed.
     pub fn enabled(&self, switch: Switch) -> bool {
         let shared = self.lock();
         match switch {
             Switch::Tool => shared.tool_enabled,
             Switch::Prompt => shared.prompt_enabled,
+            Switch::ParamHeader => shared.param_header_marked,
         }
     }
 
@@ -341,6 +344,7 @@ impl Session {
         let (slot, kind) = match switch {
             Switch::Tool => (&mut shared.tool_enabled, ListKind::Tools),
             Switch::Prompt => (&mut shared.prompt_enabled, ListKind::Prompts),
+            Switch::ParamHeader => (&mut shared.param_header_marked, ListKind::Tools),
         };
         if *slot == enabled {
             return false;

@@ -6,4 +6,7 @@
 pub enum Switch {
     Tool,
     Prompt,
+    /// The `x-mcp-header` of the parameter `text` of `param_header_echo`, listed
+    /// only while this switch is on (its own calls flip it).
+    ParamHeader,
 }

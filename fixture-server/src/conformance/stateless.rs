@@ -71,12 +71,12 @@ async fn trigger(call: ToolCall, switch: Switch) -> Result<ToolReply, ErrorData>
     let session = &call.call.host;
     let enabled = !session.enabled(switch);
     session.set_enabled(switch, enabled);
-    let (what, state) = match (switch, enabled) {
-        (Switch::Tool, true) => ("test_toggled_tool", "listed"),
-        (Switch::Tool, false) => ("test_toggled_tool", "not listed"),
-        (Switch::Prompt, true) => ("test_toggled_prompt", "listed"),
-        (Switch::Prompt, false) => ("test_toggled_prompt", "not listed"),
+    let what = match switch {
+        Switch::Tool => "test_toggled_tool",
+        Switch::Prompt => "test_toggled_prompt",
+        Switch::ParamHeader => "the x-mcp-header of param_header_echo",
     };
+    let state = if enabled { "listed" } else { "not listed" };
     Ok(text(format!("{what} is {state} now")))
 }
 

@@ -19,6 +19,8 @@ use crate::auth::grants::Access;
 use crate::auth::{self, AuthServer};
 use crate::outbox::{Routed, Routes};
 use crate::session::Session;
+use crate::switch::Switch;
+use crate::tools::lists::as_listed;
 use crate::wire::{self, Message, RequestId};
 use crate::{meta, methods};
 
@@ -286,7 +288,9 @@ impl Endpoint {
         let arguments = params
             .and_then(|p| p.get("arguments"))
             .and_then(|a| a.as_object());
-        headers::check_params(headers, &spec.tool.input_schema, arguments)
+        let marked = self.session.enabled(Switch::ParamHeader);
+        let tool = as_listed(&spec.tool, marked);
+        headers::check_params(headers, &tool.input_schema, arguments)
     }
 
     /// The checks of a request in the order of the spec's table (WIRE-DIFF §8.2):

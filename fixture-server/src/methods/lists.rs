@@ -11,6 +11,8 @@ use serde_json::Value;
 use crate::context::Call;
 use crate::pagination::page;
 use crate::session::Session;
+use crate::switch::Switch;
+use crate::tools::lists::as_listed;
 
 fn to_value(result: impl serde::Serialize) -> Value {
     serde_json::to_value(result).unwrap_or(Value::Null)
@@ -22,7 +24,7 @@ pub fn tools(session: &Session, call: &Call) -> Result<Value, ErrorData> {
         .tools
         .iter()
         .filter(|spec| spec.switch.is_none_or(|switch| session.enabled(switch)))
-        .map(|spec| spec.tool.clone())
+        .map(|spec| as_listed(&spec.tool, session.enabled(Switch::ParamHeader)).into_owned())
         .collect();
     let (tools, next_cursor) = page("tools", &tools, &call.params)?;
     Ok(to_value(ListToolsResult {

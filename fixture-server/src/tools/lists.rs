@@ -1,10 +1,13 @@
 //! The tools that change what a listen stream sees: `toggle` switches the tool (or the
-//! prompt) `toggled` on and off, `touch` reports an update of a resource. Both write
-//! their notifications to the listen streams before their own result (the bridge relies
-//! on this order on stdio).
+//! prompt) `toggled` on and off, `touch` reports an update of a resource, and the
+//! optional `param_header_echo` takes its own `x-mcp-header` out of the list and puts
+//! it back. Each writes its notifications to the listen streams before its own result
+//! (the bridge relies on this order on stdio).
 
-use rmcp::model::ErrorData;
-use serde_json::json;
+use std::borrow::Cow;
+
+use rmcp::model::{ErrorData, Tool};
+use serde_json::{Value, json};
 
 use super::args::Args;
 use super::text;
@@ -85,4 +88,58 @@ async fn touch(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let uri = Args::of(&call).string("uri")?;
     call.call.host.resource_updated(uri);
     Ok(text(format!("touched {uri}")))
+}
+
+/// The name of the tool whose `x-mcp-header` comes and goes.
+const PARAM_HEADER_ECHO: &str = "param_header_echo";
+
+/// `param_header_echo`: sends back `text`, which is mirrored in `Mcp-Param-Text` while
+/// the switch [`Switch::ParamHeader`] is on; `mark` sets the switch first.
+pub fn param_header_echo() -> ToolSpec {
+    ToolSpec {
+        tool: tool(
+            PARAM_HEADER_ECHO,
+            "Sends back the text, mirrored in the header Mcp-Param-Text; mark false takes the x-mcp-header of text out of the list, mark true puts it back (listen streams get the list change before the result).",
+            json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "description": "The text to send back", "x-mcp-header": "Text"},
+                    "mark": {"type": "boolean", "description": "Whether the next tools/list marks text with its x-mcp-header"},
+                },
+                "required": ["text"],
+            }),
+        ),
+        handler: |call| Box::pin(param_header_echo_call(call)),
+        switch: None,
+    }
+}
+
+async fn param_header_echo_call(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    let args = Args::of(&call);
+    args.only(&["text", "mark"])?;
+    let text_back = args.string("text")?.to_owned();
+    if args.get("mark").is_some() {
+        call.call
+            .host
+            .set_enabled(Switch::ParamHeader, args.bool("mark")?);
+    }
+    Ok(text(text_back))
+}
+
+/// A tool as `tools/list` shows it now, and as the checks of its headers read it:
+/// `param_header_echo` without its `x-mcp-header` while its switch is off.
+pub fn as_listed(tool: &Tool, param_header_marked: bool) -> Cow<'_, Tool> {
+    if param_header_marked || tool.name != PARAM_HEADER_ECHO {
+        return Cow::Borrowed(tool);
+    }
+    let mut schema = (*tool.input_schema).clone();
+    if let Some(Value::Object(text)) = schema
+        .get_mut("properties")
+        .and_then(|properties| properties.get_mut("text"))
+    {
+        text.remove("x-mcp-header");
+    }
+    let mut unmarked = tool.clone();
+    unmarked.input_schema = std::sync::Arc::new(schema);
+    Cow::Owned(unmarked)
 }

@@ -299,3 +299,56 @@ async fn a_missing_client_capability_answers_400_and_a_tool_error_200() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(frame["error"]["code"], -32602);
 }
+
+#[tokio::test]
+async fn param_header_echo_needs_mcp_param_text_only_while_the_list_marks_it() {
+    let server = Server::start(&["--https", "--param-header-echo"]).await;
+    let call = |id: i64, arguments: Value| {
+        request(
+            json!(id),
+            "tools/call",
+            json!({"name": "param_header_echo", "arguments": arguments}),
+            json!({}),
+        )
+    };
+    let listed_text = |list: Value| {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|tool| tool["name"] == "param_header_echo")
+            .map(|tool| tool["inputSchema"]["properties"]["text"].clone())
+            .unwrap()
+    };
+    let list = request(json!(1), "tools/list", json!({}), json!({}));
+    let marked =
+        json!({"type": "string", "description": "The text to send back", "x-mcp-header": "Text"});
+    assert_eq!(listed_text(server.call(&list).await), marked);
+
+    let unmark = call(2, json!({"text": "a", "mark": false}));
+    let (status, frame) = refused(&server, &unmark, &mcp_headers(&unmark)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        frame["error"]["message"],
+        "Header mismatch: the argument 'text' needs the header Mcp-Param-Text."
+    );
+    let headers = with(mcp_headers(&unmark), "mcp-param-text", "a");
+    let response = server.post_with(&unmark, &headers).await;
+    assert_eq!(
+        body_json(response).await["result"]["content"][0]["text"],
+        "a"
+    );
+    assert_eq!(
+        listed_text(server.call(&list).await),
+        json!({"type": "string", "description": "The text to send back"})
+    );
+
+    // Unmarked, the call needs no header; mark true puts the annotation back.
+    let mark = call(3, json!({"text": "b", "mark": true}));
+    let response = server.post_with(&mark, &mcp_headers(&mark)).await;
+    assert_eq!(
+        body_json(response).await["result"]["content"][0]["text"],
+        "b"
+    );
+    assert_eq!(listed_text(server.call(&list).await), marked);
+}
