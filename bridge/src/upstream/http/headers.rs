@@ -177,9 +177,9 @@ pub fn param_values(
         .collect()
 }
 
-/// Whether [`learn_tools`] may find anything in a tools/list line: every table and
+/// Whether [`learn_tools`] may find a header in a tools/list line: every header and
 /// every warning comes from an `x-mcp-header` key, which the text must spell. A
-/// list without one needs no tree.
+/// list without one needs no tree, unless it must clear the headers of a tool.
 pub fn may_have_param_headers(line: &[u8]) -> bool {
     json_shallow::may_spell(line, &["x-mcp-header"])
 }
@@ -201,9 +201,9 @@ impl LeftOut {
     }
 }
 
-/// The `x-mcp-header` tables of the tools of a tools/list result, by tool name;
-/// each tool whose annotations are not valid is taken out of the result, and comes
-/// back for its warning line.
+/// The `x-mcp-header` table of each tool of a tools/list result, by tool name: empty
+/// for a tool without annotations, and for a tool whose annotations are not valid,
+/// which is taken out of the result and comes back for its warning line.
 pub fn learn_tools(
     result: &mut Map<String, Value>,
 ) -> (HashMap<String, Vec<ParamHeader>>, Vec<LeftOut>) {
@@ -215,15 +215,16 @@ pub fn learn_tools(
     tools.retain(|tool| {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
         let Some(schema) = tool.get("inputSchema") else {
+            tables.insert(name.to_owned(), Vec::new());
             return true;
         };
         match param_headers(schema) {
-            Ok(headers) if headers.is_empty() => true,
             Ok(headers) => {
                 tables.insert(name.to_owned(), headers);
                 true
             }
             Err(error) => {
+                tables.insert(name.to_owned(), Vec::new());
                 warnings.push(LeftOut {
                     tool: name.to_owned(),
                     error,
@@ -355,7 +356,22 @@ mod tests {
             .map(|t| t["name"].clone())
             .collect();
         assert_eq!(names, vec![json!("ok"), json!("plain")]);
-        assert_eq!(tables.keys().collect::<Vec<_>>(), vec!["ok"]);
+        let mut tables: Vec<_> = tables.into_iter().collect();
+        tables.sort_by(|a, b| a.0.cmp(&b.0));
+        let header_names = |headers: &[ParamHeader]| -> Vec<String> {
+            headers.iter().map(|param| param.header.clone()).collect()
+        };
+        assert_eq!(
+            tables
+                .iter()
+                .map(|(tool, headers)| (tool.as_str(), header_names(headers)))
+                .collect::<Vec<_>>(),
+            vec![
+                ("bad", vec![]),
+                ("ok", vec!["mcp-param-R".to_owned()]),
+                ("plain", vec![])
+            ]
+        );
         let warnings: Vec<String> = warnings
             .iter()
             .map(|left_out| left_out.log_line().to_string())
@@ -388,13 +404,14 @@ mod tests {
             let mut result: Map<String, Value> = serde_json::from_str(text).unwrap();
             let (tables, warnings) = learn_tools(&mut result);
             if !may {
-                assert!(tables.is_empty() && warnings.is_empty(), "{text}");
+                assert!(tables.values().all(Vec::is_empty), "{text}");
+                assert!(warnings.is_empty(), "{text}");
             }
         }
         let mut escaped: Map<String, Value> = serde_json::from_str(
             r#"{"tools":[{"name":"a","inputSchema":{"properties":{"r":{"type":"string","x-mcp-h\u0065ader":"R"}}}}]}"#,
         )
         .unwrap();
-        assert_eq!(learn_tools(&mut escaped).0.len(), 1);
+        assert_eq!(learn_tools(&mut escaped).0["a"].len(), 1);
     }
 }

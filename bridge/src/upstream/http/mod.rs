@@ -156,7 +156,8 @@ struct Shared {
     url: url::Url,
     headers: Vec<(HeaderName, HeaderValue)>,
     max_response_bytes: usize,
-    /// The `x-mcp-header`s of the tools, from the last tools/list.
+    /// The `x-mcp-header`s of the tools, as the last tools/list that listed each
+    /// tool gave them; a tool without any has no entry.
     tools: Mutex<ToolHeaders>,
     auth: Option<Arc<Authorizer>>,
     client_state: watch::Receiver<ClientState>,
@@ -192,7 +193,10 @@ impl Shared {
     /// the tools whose annotations are not valid leave the list (Streamable HTTP,
     /// "Schema Extension").
     fn learn_tools(&self, line: Vec<u8>, id: u64) -> Vec<u8> {
-        if !headers::may_have_param_headers(&line) {
+        // A list without annotations still takes away the headers of a tool that
+        // had them.
+        let knows_headers = self.tools.lock().is_ok_and(|tools| !tools.is_empty());
+        if !knows_headers && !headers::may_have_param_headers(&line) {
             return line;
         }
         let Ok(mut frame) = serde_json::from_slice::<Value>(&line) else {
@@ -209,8 +213,15 @@ impl Shared {
             emit!(RequestWarning: left_out.log_line());
         }
         if let Ok(mut tools) = self.tools.lock() {
-            // A later page adds to the table of the first.
-            tools.extend(learned);
+            // A page changes the tools it lists, and only those: a later page adds
+            // to the first.
+            for (tool, headers) in learned {
+                if headers.is_empty() {
+                    tools.remove(&tool);
+                } else {
+                    tools.insert(tool, headers);
+                }
+            }
         }
         if warnings.is_empty() {
             line
