@@ -152,13 +152,23 @@ impl FileStore {
         (text == KEY_CHECK_TEXT).then_some(())
     }
 
-    /// Writes the key check when the directory has none; a check that another
-    /// process wrote meanwhile must open with this key too.
+    /// Writes the key check when the directory has none. A check that is there
+    /// must open with this key, also one that another process wrote after this
+    /// store opened: two bridges with different keys that both started before the
+    /// first sign-in.
     fn ensure_key_check(&self) -> Result<(), StoreError> {
         let check = self.dir.join(KEY_CHECK);
-        if check.exists() {
+        if !check.exists() && self.create_key_check(&check)? {
             return Ok(());
         }
+        match self.read(&check)? {
+            Some(bytes) if self.opens_key_check(&bytes).is_some() => Ok(()),
+            _ => Err(StoreError::Failed(self.wrong_key())),
+        }
+    }
+
+    /// Writes the key check unless a file is there; `false` when one was.
+    fn create_key_check(&self, check: &Path) -> Result<bool, StoreError> {
         let nonce = nonce()?;
         let sealed = self
             .cipher()
@@ -171,19 +181,12 @@ impl FileStore {
             )
             .map_err(|_| StoreError::Failed("the encryption of the key check failed".into()))?;
         let bytes = [KEY_CHECK_MAGIC.as_slice(), nonce.as_slice(), &sealed].concat();
-        let created = create_if_absent(&self.dir, &check, &bytes).map_err(|error| {
+        create_if_absent(&self.dir, check, &bytes).map_err(|error| {
             StoreError::Failed(format!(
                 "cannot write the key check of the token directory {}: {error}",
                 self.dir.display()
             ))
-        })?;
-        if created {
-            return Ok(());
-        }
-        match self.read(&check)? {
-            Some(bytes) if self.opens_key_check(&bytes).is_some() => Ok(()),
-            _ => Err(StoreError::Failed(self.wrong_key())),
-        }
+        })
     }
 
     /// The token directory.
@@ -715,6 +718,22 @@ mod tests {
             )
         );
         assert_eq!(fs::read(&check).unwrap(), written);
+    }
+
+    #[test]
+    fn a_key_check_written_after_the_store_opened_refuses_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two bridges with different keys, both started before the first sign-in.
+        let first = FileStore::open(dir.path(), key()).unwrap();
+        let other =
+            FileStore::open(dir.path(), TokenKey::from_hex(&"cd".repeat(32)).unwrap()).unwrap();
+        first.save(&entry("https://a/mcp"), &sign_in("A")).unwrap();
+        assert_eq!(
+            other.save(&entry("https://b/mcp"), &sign_in("B")),
+            Err(StoreError::Failed(other.wrong_key()))
+        );
+        assert!(!other.path_of(&entry("https://b/mcp")).exists());
+        first.save(&entry("https://c/mcp"), &sign_in("C")).unwrap();
     }
 
     #[test]
