@@ -88,7 +88,8 @@ lines! {
     pub enum CliError: Vscode Error {
         OptionNotKnown { option: String } => "the option {option} is not known",
         OptionHasNoValue { option: String } => "the option {option} has no value",
-        OptionTakesOneValue { option: String } => "the option {option} takes one value",
+        /// A value for an option that takes none (`--no-browser=yes`).
+        OptionTakesNoValue { option: String } => "the option {option} takes no value",
         ValueNotValid { option: String, rule: ValueRule }
             => "the value of the option {option} is not valid: {rule}",
         AccountNotValid

@@ -462,7 +462,8 @@ fn usage_error(error: &clap::Error) -> UsageError {
             option,
         },
         ErrorKind::NoEquals | ErrorKind::TooFewValues => CliError::OptionHasNoValue { option },
-        ErrorKind::TooManyValues => CliError::OptionTakesOneValue { option },
+        // No option takes several values: only a flag with `=` gets here.
+        ErrorKind::TooManyValues => CliError::OptionTakesNoValue { option },
         _ => CliError::ArgumentsNotValid,
     };
     UsageError(error)
