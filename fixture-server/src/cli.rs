@@ -239,9 +239,10 @@ struct AuthArgs {
     /// https endpoint of 8 KiB and one byte)
     #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
     hostile_authorization_endpoint: Option<HostileEndpoint>,
-    /// The approval redirects with another issuer's iss (wrong-iss), another state
-    /// (wrong-state), or a code that was already redeemed (replayed-code); with
-    /// wrong-iss, an error redirect names the other issuer too
+    /// The approval redirects with another issuer's iss (wrong-iss), without the iss
+    /// that the metadata announces (no-iss), with another state (wrong-state), or with
+    /// a code that was already redeemed (replayed-code); with wrong-iss or no-iss, an
+    /// error redirect has that iss too
     #[arg(long, value_name = "KIND", value_parser = hostile_redirect)]
     hostile_redirect: Option<HostileRedirect>,
     /// The protected resource metadata names URL as the authorization server, in place
@@ -512,12 +513,13 @@ fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
 fn hostile_redirect(value: &str) -> Result<HostileRedirect, InvalidValue> {
     match value {
         "wrong-iss" => Ok(HostileRedirect::WrongIss),
+        "no-iss" => Ok(HostileRedirect::NoIss),
         "wrong-state" => Ok(HostileRedirect::WrongState),
         "replayed-code" => Ok(HostileRedirect::ReplayedCode),
         _ => Err(invalid(
             value,
             "--hostile-redirect",
-            "wrong-iss, wrong-state or replayed-code",
+            "wrong-iss, no-iss, wrong-state or replayed-code",
         )),
     }
 }
@@ -970,7 +972,7 @@ mod tests {
         );
         assert!(
             error(&["--https", "--auth", "--hostile-redirect", "x"]).contains(
-                "the value 'x' of --hostile-redirect is not wrong-iss, wrong-state or replayed-code"
+                "the value 'x' of --hostile-redirect is not wrong-iss, no-iss, wrong-state or replayed-code"
             )
         );
         assert!(

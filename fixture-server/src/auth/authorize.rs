@@ -237,6 +237,12 @@ impl AuthServer {
                 );
                 issuer = WRONG_ISSUER;
             }
+            Some(HostileRedirect::NoIss) => {
+                crate::info!(
+                    "auth",
+                    "--hostile-redirect no-iss: the redirect has no iss, which the metadata announces"
+                );
+            }
             Some(HostileRedirect::WrongState) => {
                 crate::info!(
                     "auth",
@@ -256,10 +262,16 @@ impl AuthServer {
             None => {}
         }
         let mut pairs = vec![("code", code.as_str()), ("state", state.as_str())];
-        if self.options.iss {
+        if self.sends_iss() {
             pairs.push(("iss", issuer));
         }
         respond::redirect(&with_query(&pending.redirect_uri, &pairs))
+    }
+
+    /// Whether a redirect names the issuer: as the metadata announces, unless
+    /// `--hostile-redirect no-iss`.
+    fn sends_iss(&self) -> bool {
+        self.options.iss && self.options.hostile_redirect != Some(HostileRedirect::NoIss)
     }
 
     /// An error of RFC 6749 §4.1.2.1 at the redirect URI, with `state` and `iss`.
@@ -274,7 +286,7 @@ impl AuthServer {
         if let Some(state) = state {
             pairs.push(("state", state));
         }
-        if self.options.iss {
+        if self.sends_iss() {
             // An error redirect carries the iss too (RFC 9207 §2), and so does the
             // wrong one of `--hostile-redirect wrong-iss`.
             let issuer = match self.options.hostile_redirect {

@@ -143,6 +143,9 @@ impl HostileEndpoint {
 pub enum HostileRedirect {
     /// `wrong-iss`: an `iss` (RFC 9207) of another issuer.
     WrongIss,
+    /// `no-iss`: no `iss`, though the metadata announces it (RFC 9207 §2.4: the
+    /// redirect may come from another server).
+    NoIss,
     /// `wrong-state`: a `state` other than the request's.
     WrongState,
     /// `replayed-code`: a code that was already redeemed (as by another program

@@ -400,6 +400,27 @@ async fn no_iss_leaves_the_iss_out_of_the_redirect_and_the_metadata_says_so() {
 }
 
 #[tokio::test]
+async fn hostile_redirect_no_iss_leaves_out_the_iss_that_the_metadata_announces() {
+    let server = Server::start(&["--https", "--auth", "--hostile-redirect", "no-iss"]).await;
+    let (_, challenge) = pkce("hostile-no-iss");
+    let params = authorize(
+        &server,
+        &authorize_params(&server.url, PUBLIC, &challenge, "mcp:read"),
+    )
+    .await;
+    assert_eq!(params.get("iss"), None);
+    assert!(params.contains_key("code"));
+    let metadata = super::super::client::body_json(
+        get(&server, "/.well-known/oauth-authorization-server").await,
+    )
+    .await;
+    assert_eq!(
+        metadata["authorization_response_iss_parameter_supported"],
+        true
+    );
+}
+
+#[tokio::test]
 async fn the_plain_http_mode_serves_the_same_flow() {
     let server = Server::start(&["--http", "--auth"]).await;
     assert!(server.url.starts_with("http://127.0.0.1:"));
