@@ -391,7 +391,9 @@ fn sign_in_options(
         .transpose()
         .map_err(UsageError)?;
     let client_id = text("client-id");
-    if client_id.is_some() && env("MCP_BRIDGE_CLIENT_SECRET").is_some() && client_issuer.is_none() {
+    // An empty secret is no secret, as for the sign-in (an input left empty).
+    let has_secret = env("MCP_BRIDGE_CLIENT_SECRET").is_some_and(|secret| !secret.is_empty());
+    if client_id.is_some() && has_secret && client_issuer.is_none() {
         return Err(CliError::SecretNeedsIssuer.into());
     }
     let defaults = SignInOptions::default();
@@ -765,6 +767,17 @@ mod tests {
         assert!(
             matches!(without_issuer, Err(ArgsError::Usage(error)) if error.0 == CliError::SecretNeedsIssuer)
         );
+        let empty_secret = |name: &str| (name == "MCP_BRIDGE_CLIENT_SECRET").then(String::new);
+        let public = parse_with_env(
+            [
+                "mcp-bridge-vscode",
+                "--client-id",
+                "c",
+                "https://mcp.example.com/mcp",
+            ],
+            &empty_secret,
+        );
+        assert!(public.is_ok(), "an empty secret is no secret");
     }
 
     #[test]
