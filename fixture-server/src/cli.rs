@@ -266,6 +266,10 @@ struct AuthArgs {
     /// The challenge of the step-up names only mcp:write (not mcp:read too)
     #[arg(long)]
     step_up_new_scope_only: bool,
+    /// The 401 names no scope: a client asks for the scopes_supported of the protected
+    /// resource metadata (mcp:read and mcp:write)
+    #[arg(long)]
+    challenge_without_scope: bool,
     /// The resource of the protected resource metadata, and the audience of each
     /// token, is the MCP URL with ?QUERY (the bridge must be given that URL)
     #[arg(long, value_name = "QUERY")]
@@ -538,7 +542,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -652,6 +656,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.cimd_documents = auth.cimd_document;
     auth_options.separate_origin = auth.separate_authorization_server;
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;
+    auth_options.challenge_without_scope = auth.challenge_without_scope;
     auth_options.resource_query = auth.resource_query;
     auth_options.authorization_query = auth.authorization_query;
     auth_options.client_secret_post_only = auth.client_secret_post_only;

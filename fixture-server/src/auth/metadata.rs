@@ -84,11 +84,14 @@ impl AuthServer {
     /// without one, `invalid_token` for an expired or unknown one.
     pub fn challenge(&self, error: Option<&str>) -> String {
         let prm = self.prm_url();
+        let scope = if self.options.challenge_without_scope {
+            String::new()
+        } else {
+            format!(", scope=\"{READ}\"")
+        };
         match error {
-            Some(error) => {
-                format!("Bearer error=\"{error}\", resource_metadata=\"{prm}\", scope=\"{READ}\"")
-            }
-            None => format!("Bearer resource_metadata=\"{prm}\", scope=\"{READ}\""),
+            Some(error) => format!("Bearer error=\"{error}\", resource_metadata=\"{prm}\"{scope}"),
+            None => format!("Bearer resource_metadata=\"{prm}\"{scope}"),
         }
     }
 

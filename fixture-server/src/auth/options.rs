@@ -65,6 +65,9 @@ pub struct AuthOptions {
     /// `--step-up-new-scope-only`: the challenge of the step-up names only `mcp:write`,
     /// not the scopes the client has already: a client must ask for the union.
     pub step_up_new_scope_only: bool,
+    /// `--challenge-without-scope`: the 401 names no scope, so that a client asks for
+    /// the `scopes_supported` of the protected resource metadata.
+    pub challenge_without_scope: bool,
     /// `--resource-query QUERY`: the resource (and the audience of every token) is
     /// the MCP URL with this query, a server that tells its tenants apart by the
     /// query: a client must use the URL with the query.
@@ -177,6 +180,7 @@ impl Default for AuthOptions {
             cimd_documents: Vec::new(),
             separate_origin: false,
             step_up_new_scope_only: false,
+            challenge_without_scope: false,
             resource_query: None,
             authorization_query: None,
             client_secret_post_only: false,

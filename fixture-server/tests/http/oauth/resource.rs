@@ -45,6 +45,30 @@ async fn a_post_without_a_token_gets_the_challenge_of_the_metadata() {
 }
 
 #[tokio::test]
+async fn challenge_without_scope_leaves_the_scope_to_the_metadata() {
+    let server = Server::start(&["--https", "--auth", "--challenge-without-scope"]).await;
+    let prm = format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        issuer(&server)
+    );
+    let response = call_with_token(&server, None, "echo", json!({"text": "x"})).await;
+    assert_eq!(
+        header(&response, "www-authenticate").unwrap(),
+        format!("Bearer resource_metadata=\"{prm}\"")
+    );
+    let response = call_with_token(&server, Some("not-a-token"), "echo", json!({})).await;
+    assert_eq!(
+        header(&response, "www-authenticate").unwrap(),
+        format!("Bearer error=\"invalid_token\", resource_metadata=\"{prm}\"")
+    );
+    let metadata = body_json(get(&server, "/.well-known/oauth-protected-resource/mcp").await).await;
+    assert_eq!(
+        metadata["scopes_supported"],
+        json!(["mcp:read", "mcp:write"])
+    );
+}
+
+#[tokio::test]
 async fn the_metadata_documents_name_the_resource_and_the_issuer() {
     let server = Server::start(&["--https", "--auth"]).await;
     let origin = issuer(&server);
