@@ -233,6 +233,10 @@ struct AuthArgs {
     /// Every refresh gets invalid_grant
     #[arg(long)]
     invalid_grant: bool,
+    /// Every refresh gets 400 with error=ERROR (such as invalid_scope or
+    /// temporarily_unavailable: not a refresh token or a client that is gone)
+    #[arg(long, value_name = "ERROR")]
+    refresh_error: Option<String>,
     /// The metadata names an authorization_endpoint that no client may open: shell
     /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
     /// javascript (javascript:alert(1)), file (file:///etc/passwd) or too-long (an
@@ -542,7 +546,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -648,6 +652,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.forget_clients = auth.forget_clients;
     auth_options.token_lifetime = auth.token_lifetime.unwrap_or(auth_options.token_lifetime);
     auth_options.refresh_tokens = !auth.no_refresh_tokens;
+    auth_options.refresh_error = auth.refresh_error;
     auth_options.invalid_grant = auth.invalid_grant;
     auth_options.hostile_endpoint = auth.hostile_authorization_endpoint;
     auth_options.hostile_redirect = auth.hostile_redirect;

@@ -39,6 +39,9 @@ pub struct AuthOptions {
     pub refresh_tokens: bool,
     /// `--invalid-grant`: every refresh gets `invalid_grant`.
     pub invalid_grant: bool,
+    /// `--refresh-error ERROR`: every refresh gets 400 with `error=ERROR`, an error
+    /// that does not say that the refresh token or the client is gone.
+    pub refresh_error: Option<String>,
     /// `--hostile-authorization-endpoint KIND`: the metadata names an
     /// `authorization_endpoint` that no client may open.
     pub hostile_endpoint: Option<HostileEndpoint>,
@@ -173,6 +176,7 @@ impl Default for AuthOptions {
             token_lifetime: DEFAULT_TOKEN_LIFETIME,
             refresh_tokens: true,
             invalid_grant: false,
+            refresh_error: None,
             hostile_endpoint: None,
             hostile_redirect: None,
             prm_authorization_server: None,

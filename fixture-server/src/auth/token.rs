@@ -257,6 +257,14 @@ impl AuthServer {
             );
             return Err(bad("invalid_grant", "The refresh token is not valid."));
         }
+        if let Some(error) = &self.options.refresh_error {
+            crate::info!(
+                "auth",
+                "--refresh-error: the refresh of the client {} gets {error}",
+                client.id
+            );
+            return Err(bad(error, "The refresh failed."));
+        }
         let grant = self
             .grants
             .refresh(token)

@@ -338,7 +338,7 @@ async fn expired_tokens_get_401_and_a_refresh_gives_a_working_one() {
 }
 
 #[tokio::test]
-async fn without_refresh_tokens_or_with_invalid_grant_no_refresh_works() {
+async fn without_refresh_tokens_or_with_a_refresh_error_no_refresh_works() {
     let server = Server::start(&["--https", "--auth", "--no-refresh-tokens"]).await;
     let tokens = sign_in(&server, "mcp:read").await;
     assert_eq!(tokens.get("refresh_token"), None::<&Value>);
@@ -355,6 +355,19 @@ async fn without_refresh_tokens_or_with_invalid_grant_no_refresh_works() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["error"], "invalid_grant");
+    let server = Server::start(&["--https", "--auth", "--refresh-error", "invalid_scope"]).await;
+    let tokens = sign_in(&server, "mcp:read").await;
+    let (status, body) = token(
+        &server,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", PUBLIC),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"], "invalid_scope");
 }
 
 #[tokio::test]
