@@ -676,6 +676,44 @@ mod tests {
         assert_eq!(absent.keys(), Ok(vec![]));
     }
 
+    /// A key check that this version wrote with the key `0123456789abcdef` four
+    /// times: the format and the reading of the key stay, or a directory of an
+    /// earlier bridge no longer opens.
+    const WRITTEN_KEY_CHECK: &str = "4d424b313931b098b1558865bb7d130e4db0f3e3b644ccd8b9809532113ccbb704b328fae5f642a59d1145f2626587bed20aa5135d20ef4737ed8559ae63d39c3bad47d5ae913cc11c0e16";
+
+    #[test]
+    fn a_key_check_written_before_opens_with_the_same_key_text_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..WRITTEN_KEY_CHECK.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&WRITTEN_KEY_CHECK[at..at + 2], 16).unwrap())
+            .collect();
+        fs::write(dir.path().join(KEY_CHECK), bytes).unwrap();
+        let same = TokenKey::from_hex(&"0123456789abcdef".repeat(4)).unwrap();
+        assert!(FileStore::open(dir.path(), same).is_ok());
+        let upper = TokenKey::from_hex(&"0123456789ABCDEF".repeat(4)).unwrap();
+        assert!(FileStore::open(dir.path(), upper).is_ok());
+        let other = TokenKey::from_hex(&"1032547698badcfe".repeat(4)).unwrap();
+        assert!(FileStore::open(dir.path(), other).is_err());
+    }
+
+    #[test]
+    fn each_seal_has_nonces_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let entry = entry("https://a/mcp");
+        let first = store.seal(&entry, &sign_in("A")).unwrap();
+        let second = store.seal(&entry, &sign_in("A")).unwrap();
+        let nonce_1 = |sealed: &[u8]| sealed[8..8 + NONCE].to_vec();
+        assert_ne!(nonce_1(&first), nonce_1(&second));
+        let hash = super::super::identity_hash(&entry);
+        let identity_end = match store.open_identity(&hash, &first) {
+            Ok((_, end)) => end,
+            Err(why) => panic!("{}", why.text()),
+        };
+        assert_ne!(nonce_1(&first), first[identity_end..identity_end + NONCE]);
+    }
+
     #[test]
     fn the_debug_output_of_the_store_has_no_key() {
         let dir = tempfile::tempdir().unwrap();
