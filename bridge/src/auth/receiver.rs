@@ -629,6 +629,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_head_of_exactly_the_limit_is_read_and_one_byte_more_is_too_large() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        for (extra, fits) in [(0, true), (1, false)] {
+            let (start, end) = ("GET /callback HTTP/1.1\r\nBig: ", "\r\n\r\n");
+            let filler = "a".repeat(MAX_HEAD_BYTES + extra - start.len() - end.len());
+            let head = format!("{start}{filler}{end}");
+            let mut client = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+            client.write_all(head.as_bytes()).await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            assert_eq!(read_head(&mut server).await.is_ok(), fits, "{extra} more");
+        }
+    }
+
+    #[tokio::test]
     async fn the_receiver_answers_over_tcp_and_a_busy_port_is_named() {
         let receiver = Receiver::bind(0).unwrap();
         let port = receiver.port();
