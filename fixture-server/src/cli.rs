@@ -113,6 +113,10 @@ struct ServerArgs {
     /// (mark true puts it back)
     #[arg(long)]
     param_header_echo: bool,
+    /// Adds the tool param_header_not_a_token, whose x-mcp-header "Re gion" has a
+    /// space, which the name of an HTTP header cannot have
+    #[arg(long)]
+    param_header_not_a_token: bool,
     /// Declares no completions; completion/complete gets -32601
     #[arg(long)]
     no_completions: bool,
@@ -605,6 +609,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
             array_output: server.array_output,
             stray_param_header: server.stray_param_header,
             param_header_echo: server.param_header_echo,
+            param_header_not_a_token: server.param_header_not_a_token,
             completions: !server.no_completions,
             anonymous: server.anonymous,
             icons: server.icons,

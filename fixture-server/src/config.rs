@@ -47,6 +47,9 @@ pub struct Config {
     /// `--param-header-echo`: adds `param_header_echo`, whose `x-mcp-header` its own
     /// calls take out of the list and put back.
     pub param_header_echo: bool,
+    /// `--param-header-not-a-token`: adds `param_header_not_a_token`, whose
+    /// `x-mcp-header` has a space, which an HTTP field name cannot have.
+    pub param_header_not_a_token: bool,
     /// Declares `completions` and answers `completion/complete`; without it
     /// `completion/complete` gets -32601.
     pub completions: bool,
@@ -73,6 +76,7 @@ impl Default for Config {
             array_output: false,
             stray_param_header: false,
             param_header_echo: false,
+            param_header_not_a_token: false,
             completions: true,
             process_tools: false,
             guarded: false,

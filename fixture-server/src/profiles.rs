@@ -60,6 +60,9 @@ fn fixture(config: &Config) -> Catalog {
     if config.stray_param_header {
         tools.push(basic::stray_param_header());
     }
+    if config.param_header_not_a_token {
+        tools.push(basic::param_header_not_a_token());
+    }
     if config.param_header_echo {
         tools.push(lists::param_header_echo());
     }

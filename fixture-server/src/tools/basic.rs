@@ -1,5 +1,5 @@
 //! The plain tools: echo, add, slow, progress, bare_array, structured, and the optional
-//! array_output.
+//! array_output, stray_param_header and param_header_not_a_token.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -275,4 +275,28 @@ pub fn cancelled() -> ErrorData {
         "The request was cancelled.",
         None,
     )
+}
+
+/// `param_header_not_a_token`: an `x-mcp-header` with a space, which no header
+/// name can have (SEP-2243: a tool with such an annotation is not valid).
+pub fn param_header_not_a_token() -> ToolSpec {
+    ToolSpec {
+        tool: read_only(tool(
+            "param_header_not_a_token",
+            "Has an x-mcp-header that is not the name of an HTTP header.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Re gion"},
+                },
+            }),
+        )),
+        handler: |call| Box::pin(param_header_not_a_token_call(call)),
+        switch: None,
+    }
+}
+
+async fn param_header_not_a_token_call(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&["region"])?;
+    Ok(text("param_header_not_a_token"))
 }
