@@ -358,6 +358,10 @@ struct FaultArgs {
     /// 2026-07-28, the version it named) and is not served
     #[arg(long, value_name = "METHOD")]
     version_error_method: Option<String>,
+    /// The -32022 of --version-error-method names only 2025-11-25 as supported, not the
+    /// version of the request (a client must not send the request again)
+    #[arg(long)]
+    version_error_without_own_version: bool,
     /// The JSON response of each request of METHOD carries its result and an error at
     /// once (not a valid JSON-RPC response), with the request's id
     #[arg(long, value_name = "METHOD")]
@@ -646,6 +650,8 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.sse_piece_bytes = faults.sse_piece_bytes;
     http_options.faults.version_error_method = faults.version_error_method;
     http_options.faults.invalid_response_method = faults.invalid_response_method;
+    http_options.faults.version_error_without_own_version =
+        faults.version_error_without_own_version;
     let auth_options = &mut options.auth;
     auth_options.enabled = auth.auth;
     auth_options.registration = !auth.no_registration;

@@ -237,11 +237,26 @@ impl Endpoint {
                 "--version-error-method: the first {} gets -32022",
                 request.method
             );
+            let (message, supported): (&str, &[&str]) = if self
+                .settings
+                .faults
+                .version_error_without_own_version
+            {
+                (
+                    "--version-error-without-own-version: the server does not take 2026-07-28 for this request; it supports 2025-11-25.",
+                    &["2025-11-25"],
+                )
+            } else {
+                (
+                    "--version-error-method: the server lost the protocol version of the request; it supports 2026-07-28.",
+                    &meta::SUPPORTED_VERSIONS,
+                )
+            };
             let refused = ErrorData::new(
                 ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-                "--version-error-method: the server lost the protocol version of the request; it supports 2026-07-28.",
+                message,
                 Some(
-                    serde_json::json!({"supported": meta::SUPPORTED_VERSIONS, "requested": meta::PROTOCOL_VERSION}),
+                    serde_json::json!({"supported": supported, "requested": meta::PROTOCOL_VERSION}),
                 ),
             );
             return error(StatusCode::BAD_REQUEST, Some(&request.id), refused);

@@ -119,6 +119,10 @@ pub struct Faults {
     /// with the -32022 error of its id whose `supported` names the version it had
     /// (a server that lost it), and is not served; the client may send it again.
     pub version_error_method: Option<String>,
+    /// `--version-error-without-own-version`: that -32022 names only 2025-11-25 in
+    /// `supported`: a server that does not take the client's version for the
+    /// request, which the client must not send again.
+    pub version_error_without_own_version: bool,
     /// `--invalid-response-method METHOD`: the JSON response of each request of
     /// METHOD carries its `result` and an `error` at once, which is no valid
     /// JSON-RPC response, with the request's id.
