@@ -249,7 +249,7 @@ impl Endpoint {
             } else {
                 (
                     "--version-error-method: the server lost the protocol version of the request; it supports 2026-07-28.",
-                    &meta::SUPPORTED_VERSIONS,
+                    meta::SUPPORTED_VERSIONS,
                 )
             };
             let refused = ErrorData::new(
