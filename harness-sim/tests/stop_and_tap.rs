@@ -268,6 +268,8 @@ async fn the_tap_forwards_sigterm_and_exits_with_the_server() {
     peer.terminate();
     let (status, _) = peer.wait_exit(Duration::from_secs(5)).await.unwrap();
     assert_eq!(status.code(), Some(5));
+    // The exit can come before the reader of stderr has its last line.
+    assert!(peer.wait_stderr_closed(Duration::from_secs(5)).await);
     assert_eq!(peer.stderr_lines(), vec!["bye"]);
     let transcript = Transcript::read(&out).unwrap();
     assert_eq!(
