@@ -347,6 +347,9 @@ struct FaultArgs {
     /// Sends each JSON response without Content-Length (chunked transfer coding)
     #[arg(long)]
     chunked_json: bool,
+    /// The JSON response of each request of METHOD has no Content-Type header
+    #[arg(long, value_name = "METHOD")]
+    no_content_type_method: Option<String>,
     /// Writes each SSE event in two data lines: the first character of its frame, then
     /// the rest
     #[arg(long)]
@@ -646,6 +649,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
     http_options.faults.chunked_json = faults.chunked_json;
+    http_options.faults.no_content_type_method = faults.no_content_type_method;
     http_options.faults.split_sse_data = faults.split_sse_data;
     http_options.faults.sse_piece_bytes = faults.sse_piece_bytes;
     http_options.faults.version_error_method = faults.version_error_method;

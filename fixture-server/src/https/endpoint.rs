@@ -348,6 +348,8 @@ impl Endpoint {
         let mut frames = route.frames;
         let invalid_response =
             self.settings.faults.invalid_response_method.as_deref() == Some(&request.method);
+        let no_content_type =
+            self.settings.faults.no_content_type_method.as_deref() == Some(&request.method);
         methods::request(&self.session, request);
         let Some(first) = frames.recv().await else {
             return error(
@@ -364,11 +366,15 @@ impl Endpoint {
                 } else {
                     frame
                 };
-                if self.settings.faults.chunked_json {
+                let mut response = if self.settings.faults.chunked_json {
                     json_without_length(status, frame)
                 } else {
                     json(status, frame)
+                };
+                if no_content_type {
+                    response.headers_mut().remove(CONTENT_TYPE);
                 }
+                response
             }
             first => {
                 let body = sse::start(first, frames, self.settings.clone(), guard);

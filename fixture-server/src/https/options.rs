@@ -108,6 +108,9 @@ pub struct Faults {
     /// `--chunked-json`: a JSON response goes without Content-Length, its body in
     /// chunked transfer coding, so that a client learns its length only by reading it.
     pub chunked_json: bool,
+    /// `--no-content-type-method METHOD`: the JSON response of each request of
+    /// METHOD has no `Content-Type`, which a client cannot read as JSON-RPC.
+    pub no_content_type_method: Option<String>,
     /// `--split-sse-data`: each SSE event carries its frame in two `data:` lines, the
     /// first character and the rest.
     pub split_sse_data: bool,
