@@ -214,24 +214,19 @@ pub fn learn_tools(
     };
     tools.retain(|tool| {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        let Some(schema) = tool.get("inputSchema") else {
-            tables.insert(name.to_owned(), Vec::new());
-            return true;
-        };
-        match param_headers(schema) {
-            Ok(headers) => {
-                tables.insert(name.to_owned(), headers);
-                true
-            }
-            Err(error) => {
-                tables.insert(name.to_owned(), Vec::new());
+        let (keep, headers) = match tool.get("inputSchema").map(param_headers) {
+            None => (true, Vec::new()),
+            Some(Ok(headers)) => (true, headers),
+            Some(Err(error)) => {
                 warnings.push(LeftOut {
                     tool: name.to_owned(),
                     error,
                 });
-                false
+                (false, Vec::new())
             }
-        }
+        };
+        tables.insert(name.to_owned(), headers);
+        keep
     });
     (tables, warnings)
 }
