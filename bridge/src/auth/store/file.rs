@@ -625,6 +625,14 @@ mod tests {
         ));
     }
 
+    /// Where the identity box of `sealed`, the file of `entry`, ends.
+    fn identity_end(store: &FileStore, entry: &EntryKey, sealed: &[u8]) -> usize {
+        match store.open_identity(&super::super::identity_hash(entry), sealed) {
+            Ok((_, end)) => end,
+            Err(why) => panic!("{}", why.text()),
+        }
+    }
+
     #[test]
     fn a_sign_in_opens_only_behind_the_identity_it_was_sealed_with() {
         let dir = tempfile::tempdir().unwrap();
@@ -633,12 +641,8 @@ mod tests {
         let sealed_a = store.seal(&a, &sign_in("A")).unwrap();
         let sealed_b = store.seal(&b, &sign_in("B")).unwrap();
         let hash_a = super::super::identity_hash(&a);
-        let identity_end = |hash: &str, sealed: &[u8]| match store.open_identity(hash, sealed) {
-            Ok((_, end)) => end,
-            Err(why) => panic!("{}", why.text()),
-        };
-        let end_a = identity_end(&hash_a, &sealed_a);
-        let end_b = identity_end(&super::super::identity_hash(&b), &sealed_b);
+        let end_a = identity_end(&store, &a, &sealed_a);
+        let end_b = identity_end(&store, &b, &sealed_b);
         // A's identity, then B's sign-in: the same key sealed both boxes.
         let spliced = [&sealed_a[..end_a], &sealed_b[end_b..]].concat();
         assert!(matches!(
@@ -706,12 +710,8 @@ mod tests {
         let second = store.seal(&entry, &sign_in("A")).unwrap();
         let nonce_1 = |sealed: &[u8]| sealed[8..8 + NONCE].to_vec();
         assert_ne!(nonce_1(&first), nonce_1(&second));
-        let hash = super::super::identity_hash(&entry);
-        let identity_end = match store.open_identity(&hash, &first) {
-            Ok((_, end)) => end,
-            Err(why) => panic!("{}", why.text()),
-        };
-        assert_ne!(nonce_1(&first), first[identity_end..identity_end + NONCE]);
+        let end = identity_end(&store, &entry, &first);
+        assert_ne!(nonce_1(&first), first[end..end + NONCE]);
     }
 
     #[test]
