@@ -412,3 +412,26 @@ async fn a_panic_in_the_session_is_the_internal_error_line_and_exit_one_with_no_
         assert_ne!(frame.frame["id"], 3);
     }
 }
+
+#[tokio::test]
+async fn a_panic_kills_the_grandchild_that_ignores_the_end_of_input_and_the_termination_signal() {
+    // The upstream itself exits at the end of its input when the bridge is gone;
+    // its grandchild does not read that input and ignores the termination signal, so
+    // only the kill of the process group by the panic path itself ends it.
+    let mut bridge = start(
+        &[],
+        &scripted(json!({"start": [stubborn_grandchild()]})),
+        &[("MCP_BRIDGE_TEST_FAULT", "panic-on:tools/list")],
+    );
+    initialize(&mut bridge).await;
+    let group = upstream_pid(&bridge).await;
+    bridge
+        .wait_stderr(EXCHANGE, |l| l == "grandchild ready")
+        .await
+        .expect("the grandchild started");
+    bridge
+        .send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}))
+        .await
+        .unwrap();
+    exits_with_nothing_left(&mut bridge, 1, group).await;
+}

@@ -145,7 +145,7 @@ impl Authorizer {
             .current()
             .sign_in
             .as_ref()
-            .is_some_and(|sign_in| valid_beyond_margin(sign_in.expires_at))
+            .is_some_and(|sign_in| valid_beyond_margin(sign_in.expires_at, now_unix()))
     }
 
     /// The upstream refused a request: new tokens (a refresh, or a sign-in), so
@@ -637,9 +637,11 @@ fn now_unix() -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
-/// A token without an expiry counts as valid: the server tells when it is not.
-fn valid_beyond_margin(expires_at: Option<u64>) -> bool {
-    expires_at.is_none_or(|at| at > now_unix().saturating_add(EXPIRY_MARGIN.as_secs()))
+/// Whether a token that expires at `expires_at` is valid for more than the margin
+/// after `now` (both in seconds since the Unix epoch). A token without an expiry
+/// counts as valid: the server tells when it is not.
+fn valid_beyond_margin(expires_at: Option<u64>, now: u64) -> bool {
+    expires_at.is_none_or(|at| at > now.saturating_add(EXPIRY_MARGIN.as_secs()))
 }
 
 #[cfg(test)]
@@ -828,9 +830,14 @@ mod tests {
 
     #[test]
     fn a_token_is_valid_until_a_minute_before_it_expires() {
-        assert!(valid_beyond_margin(None));
-        assert!(valid_beyond_margin(Some(now_unix() + 120)));
-        assert!(!valid_beyond_margin(Some(now_unix() + 30)));
-        assert!(!valid_beyond_margin(Some(0)));
+        let now = 1_800_000_000;
+        assert!(valid_beyond_margin(None, now));
+        assert!(valid_beyond_margin(Some(now + 120), now));
+        assert!(valid_beyond_margin(Some(now + 61), now));
+        // Exactly a minute left is not more than a minute.
+        assert!(!valid_beyond_margin(Some(now + 60), now));
+        assert!(!valid_beyond_margin(Some(now + 30), now));
+        assert!(!valid_beyond_margin(Some(0), now));
+        assert!(!valid_beyond_margin(Some(0), u64::MAX));
     }
 }
