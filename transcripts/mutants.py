@@ -31,6 +31,8 @@ the feature and the embedded server's own.
 `--same-as OUTCOMES` tests the mutants named in another run's outcomes file, by
 their file, function and replacement (the line and column left out, since an edit
 elsewhere in a file moves them): a sample measured again at another commit.
+`--measured OUTCOMES...` leaves out the mutants those files name before the shard
+is taken, so that the shards of a later commit test what no earlier run tested.
 
 Run it from a checkout nobody edits (a git worktree), with its own target folder:
 the files are changed while it runs. It takes about 20 s a mutant on 2 cores (the
@@ -376,11 +378,13 @@ def without_place(name):
     return head.split(":")[0] + sep + rest
 
 
-def same_as(mutants, record):
-    """The mutants of `mutants` that `record` (an outcomes file) names, each as many
-    times as it names it: by its whole name where the place is unchanged, else by
-    its file, function and replacement (code above it moved)."""
-    names = [json.loads(line)["name"] for line in record.read_text().splitlines()]
+def named_in(mutants, records):
+    """The indexes of the mutants of `mutants` that `records` (outcomes files) name,
+    each as many times as they name it: by its whole name where the place is
+    unchanged, else by its file, function and replacement (code above it moved)."""
+    names = [
+        json.loads(line)["name"] for record in records for line in record.read_text().splitlines()
+    ]
     exact = Counter(names)
     chosen = set()
     for index, mutant in enumerate(mutants):
@@ -395,8 +399,22 @@ def same_as(mutants, record):
             chosen.add(index)
     missing = sum(moved.values())
     if missing:
-        print(f"{missing} mutants of {record} are not listed any more", flush=True)
+        print(f"{missing} mutants of {', '.join(map(str, records))} are not listed any more", flush=True)
+    return chosen
+
+
+def same_as(mutants, record):
+    """The mutants that `record` names: a sample measured again at another commit."""
+    chosen = named_in(mutants, [record])
     return [mutant for index, mutant in enumerate(mutants) if index in chosen]
+
+
+def not_measured(mutants, records):
+    """The mutants that no outcomes file of `records` names. Sharding what is left
+    keeps the shards apart even though the list moves between commits: every N-th
+    mutant of a list with new or deleted mutants picks others than it did before."""
+    measured = named_in(mutants, records)
+    return [mutant for index, mutant in enumerate(mutants) if index not in measured]
 
 
 def main():
@@ -420,9 +438,16 @@ def main():
         default=[],
         help="regexes of mutant names to leave out (cargo mutants --exclude-re)",
     )
+    parser.add_argument(
+        "--measured",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="outcomes files whose mutants are left out before the shard is taken",
+    )
     args = parser.parse_args()
     k, n = (int(part) for part in args.shard.split("/"))
-    mutants = list_mutants(args.files, args.exclude_re)
+    mutants = not_measured(list_mutants(args.files, args.exclude_re), args.measured)
     if args.same_as:
         chosen = same_as(mutants, args.same_as)
     else:
