@@ -380,12 +380,12 @@ def without_place(name):
 
 def named_in(mutants, records):
     """The indexes of the mutants of `mutants` that `records` (outcomes files) name,
-    each as many times as they name it: by its whole name where the place is
-    unchanged, else by its file, function and replacement (code above it moved)."""
-    names = [
-        json.loads(line)["name"] for record in records for line in record.read_text().splitlines()
-    ]
-    exact = Counter(names)
+    each as many times as one of them names it (two runs of the same mutant are
+    one): by its whole name where the place is unchanged, else by its file,
+    function and replacement (code above it moved)."""
+    exact = Counter()
+    for record in records:
+        exact |= Counter(json.loads(line)["name"] for line in record.read_text().splitlines())
     chosen = set()
     for index, mutant in enumerate(mutants):
         if exact[mutant["name"]] > 0:
