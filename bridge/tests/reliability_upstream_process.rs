@@ -287,7 +287,12 @@ fn tidy_grandchild() -> Value {
 /// A bridge after initialize with the upstream of `script`, whose grandchild has
 /// written `grandchild ready`, and the upstream's process group.
 async fn with_ready_grandchild(script: Value) -> (StdioPeer, u32) {
-    let mut bridge = start_scripted(&[], script);
+    with_ready_grandchild_in(script, &[]).await
+}
+
+/// The same, with the bridge's environment `env`.
+async fn with_ready_grandchild_in(script: Value, env: &[(&str, &str)]) -> (StdioPeer, u32) {
+    let mut bridge = start(&[], &scripted(script), env);
     initialize(&mut bridge).await;
     let group = upstream_pid(&bridge).await;
     bridge
@@ -418,17 +423,11 @@ async fn a_panic_kills_the_grandchild_that_ignores_the_end_of_input_and_the_term
     // The upstream itself exits at the end of its input when the bridge is gone;
     // its grandchild does not read that input and ignores the termination signal, so
     // only the kill of the process group by the panic path itself ends it.
-    let mut bridge = start(
-        &[],
-        &scripted(json!({"start": [stubborn_grandchild()]})),
+    let (mut bridge, group) = with_ready_grandchild_in(
+        json!({"start": [stubborn_grandchild()]}),
         &[("MCP_BRIDGE_TEST_FAULT", "panic-on:tools/list")],
-    );
-    initialize(&mut bridge).await;
-    let group = upstream_pid(&bridge).await;
-    bridge
-        .wait_stderr(EXCHANGE, |l| l == "grandchild ready")
-        .await
-        .expect("the grandchild started");
+    )
+    .await;
     bridge
         .send(&json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}))
         .await
