@@ -480,6 +480,15 @@ def main():
     code, output, _ = conformance()
     if code != 0:
         sys.exit("the conformance run fails on the unmutated bridge:\n" + output[-3000:])
+    # A test that fails without a mutant (the SDKs of interop/ not installed in this
+    # checkout, say) would count every missed mutant as caught by the bridge's tests.
+    if args.bridge_tests:
+        code, output, _ = bridge_tests(with_embedded)
+        if code != 0:
+            sys.exit(
+                "the bridge's tests fail on the unmutated bridge (npm ci --prefix interop?):\n"
+                + output[-3000:]
+            )
     outcomes = [done[m["name"]] for m in chosen if m["name"] in done]
     catchers = {}
     for outcome in outcomes:
