@@ -243,8 +243,9 @@ struct AuthArgs {
     refresh_error: Option<String>,
     /// The metadata names an authorization_endpoint that no client may open: shell
     /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
-    /// javascript (javascript:alert(1)), file (file:///etc/passwd) or too-long (an
-    /// https endpoint of 8 KiB and one byte)
+    /// javascript (javascript:alert(1)), file (file:///etc/passwd), too-long (an
+    /// https endpoint of 8 KiB and one byte) or loopback (https://127.0.0.1:PORT,
+    /// for a server reached by another name)
     #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
     hostile_authorization_endpoint: Option<HostileEndpoint>,
     /// The approval redirects with another issuer's iss (wrong-iss), without the iss
@@ -287,7 +288,8 @@ struct AuthArgs {
     #[arg(long, value_name = "QUERY")]
     authorization_query: Option<String>,
     /// The token endpoint takes a client secret only in the form body
-    /// (client_secret_post); HTTP Basic gets invalid_client
+    /// (client_secret_post, the only method its metadata names); HTTP Basic gets
+    /// invalid_client
     #[arg(long)]
     client_secret_post_only: bool,
     /// subscriptions/listen also needs mcp:write (403 insufficient_scope)
@@ -521,10 +523,11 @@ fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
         "javascript" => Ok(HostileEndpoint::Javascript),
         "file" => Ok(HostileEndpoint::File),
         "too-long" => Ok(HostileEndpoint::TooLong),
+        "loopback" => Ok(HostileEndpoint::Loopback),
         _ => Err(invalid(
             value,
             "--hostile-authorization-endpoint",
-            "shell, javascript, file or too-long",
+            "shell, javascript, file, too-long or loopback",
         )),
     }
 }
@@ -1002,7 +1005,7 @@ mod tests {
         );
         assert!(
             error(&["--https", "--auth", "--hostile-authorization-endpoint", ""]).contains(
-                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file or too-long"
+                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file, too-long or loopback"
             )
         );
         let auth = ["--https", "--auth"];

@@ -80,8 +80,8 @@ pub struct AuthOptions {
     /// keep it when it adds its parameters (RFC 6749 §3.1).
     pub authorization_query: Option<String>,
     /// `--client-secret-post-only`: the token endpoint takes a client secret only in
-    /// the form body (`client_secret_post`), and says so in its metadata; HTTP Basic
-    /// gets `invalid_client`.
+    /// the form body (`client_secret_post`), and its metadata names that method
+    /// alone; HTTP Basic gets `invalid_client`.
     pub client_secret_post_only: bool,
     /// `--listen-needs-write`: a `subscriptions/listen` needs `mcp:write` too (403
     /// `insufficient_scope`, as the tool `guarded`): a listen stream that waits for a
@@ -112,6 +112,11 @@ pub enum HostileEndpoint {
     /// `too-long`: an https endpoint of 8 KiB and one byte, longer than a client
     /// may write to a terminal or a log line as one token.
     TooLong,
+    /// `loopback`: `https://127.0.0.1:PORT/authorize`, which a client must refuse
+    /// for a server that is not itself on a loopback host (one reached by name
+    /// through a proxy): it would send the browser to whatever listens on that
+    /// port of the user's own machine.
+    Loopback,
 }
 
 /// The length of the endpoint of `too-long`: one byte over 8 KiB.
@@ -140,6 +145,7 @@ impl HostileEndpoint {
                 let pad = TOO_LONG_ENDPOINT_BYTES.saturating_sub(start.len());
                 format!("{start}{}", "a".repeat(pad))
             }
+            Self::Loopback => format!("https://127.0.0.1:{port}/authorize"),
         }
     }
 }
@@ -217,6 +223,10 @@ mod tests {
             "https://127.0.0.1:8443/authorize;touch${IFS}/tmp/bridge-fixture-pwned-8443;$(touch${IFS}/tmp/bridge-fixture-pwned-8443)"
         );
         assert_eq!(HostileEndpoint::File.url(1), "file:///etc/passwd");
+        assert_eq!(
+            HostileEndpoint::Loopback.url(8443),
+            "https://127.0.0.1:8443/authorize"
+        );
         assert_eq!(
             HostileEndpoint::TooLong.url(8443).len(),
             TOO_LONG_ENDPOINT_BYTES
