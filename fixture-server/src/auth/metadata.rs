@@ -65,8 +65,11 @@ impl AuthServer {
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
+            // Post-only names that method alone, as a server for pre-registered
+            // confidential clients does: a client that reads "not Basic" from any
+            // other method listed would send the secret in the wrong place.
             "token_endpoint_auth_methods_supported": if self.options.client_secret_post_only {
-                json!(["none", "client_secret_post"])
+                json!(["client_secret_post"])
             } else {
                 json!(["none", "client_secret_basic", "client_secret_post"])
             },

@@ -372,7 +372,7 @@ async fn client_secret_post_only_refuses_basic_and_says_so_in_its_metadata() {
     .await;
     assert_eq!(
         metadata["token_endpoint_auth_methods_supported"],
-        json!(["none", "client_secret_post"])
+        json!(["client_secret_post"])
     );
     let (status, body) = confidential_code_exchange(&server, SecretIn::Basic).await;
     assert_eq!(
