@@ -107,6 +107,10 @@ pub struct Header {
     /// The host of the fixture's URL in place of 127.0.0.1 (`https_fixture` only):
     /// a name that is not loopback by its spelling, for the proxy of Q10.
     pub url_host: Option<String>,
+    /// The query of the fixture's URL (`https_fixture` only), in place of the one
+    /// that `--resource-query` gives it: a URL that the metadata's resource does
+    /// not cover.
+    pub url_query: Option<String>,
     /// The bridge gets a Secret Service of the run's own
     /// ([`crate::secret_service`]; `https_fixture` only).
     pub secret_service: bool,
@@ -455,7 +459,7 @@ fn profile_of(value: &Value) -> Result<Profile, Invalid> {
 }
 
 fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
-    const KEYS: [&str; 18] = [
+    const KEYS: [&str; 19] = [
         "//",
         "transcript",
         "name",
@@ -473,6 +477,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
         "needs_test_faults",
         "notes",
         "url_host",
+        "url_query",
         "secret_service",
     ];
     if let Some(key) = header.keys().find(|key| !KEYS.contains(&key.as_str())) {
@@ -528,6 +533,10 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
     if url_host.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
         return Err(needs("url_host", "the fixture over HTTPS"));
     }
+    let url_query = header.get("url_query").map(text_of).transpose()?;
+    if url_query.is_some() && !matches!(upstream, Upstream::HttpsFixture(_)) {
+        return Err(needs("url_query", "the fixture over HTTPS"));
+    }
     let secret_service = header
         .get("secret_service")
         .and_then(Value::as_bool)
@@ -537,6 +546,7 @@ fn parse_header(header: &Map<String, Value>) -> Result<Header, Invalid> {
     }
     Ok(Header {
         url_host,
+        url_query,
         secret_service,
         name: text("name")?,
         items,
@@ -936,6 +946,7 @@ fn recording(
             ignore_notifications: Vec::new(),
             needs_test_faults: false,
             url_host: None,
+            url_query: None,
             secret_service: false,
         },
         body: Body::Recording(recorded),

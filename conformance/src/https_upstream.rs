@@ -26,7 +26,8 @@
 //!   `XDG_STATE_HOME`), removed after the run; `$URL`: the URL the bridge gets;
 //!   `$ORIGIN`: its origin (the URL without `/mcp`, where the authorization server
 //!   of `--auth` serves too); with the fixture's `--resource-query QUERY`, `$URL`
-//!   ends with `?QUERY`, as the resource of its metadata does;
+//!   ends with `?QUERY`, as the resource of its metadata does, unless the
+//!   header's `url_query` gives another;
 //!   `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
 //!   authorization server of `--separate-authorization-server`;
 //!   `$PRIVATE_KEY_FILE`: a key file of the file store (64 hexadecimal digits and a
@@ -141,12 +142,14 @@ pub struct HttpsUpstream {
 
 impl HttpsUpstream {
     /// Starts the fixture with `args` and `env` (the transcript's environment,
-    /// which a fixture option such as `--bearer-env` reads too).
+    /// which a fixture option such as `--bearer-env` reads too); the bridge's URL
+    /// has the host `url_host` and the query `url_query` when they are given.
     pub async fn start(
         fixture: &std::path::Path,
         args: &[String],
         env: &[(String, String)],
         url_host: Option<&str>,
+        url_query: Option<&str>,
     ) -> Result<Self, HttpsUpstreamError> {
         let names = url_host.map(|host| ["--tls-name", host]);
         let mut command = Command::new(fixture);
@@ -166,11 +169,12 @@ impl HttpsUpstream {
             url = url.replacen("127.0.0.1", host, 1);
         }
         // A fixture whose resource has a query serves the URL with that query.
-        if let Some(query) = args
+        let resource_query = args
             .iter()
             .position(|arg| arg == "--resource-query")
             .and_then(|at| args.get(at + 1))
-        {
+            .map(String::as_str);
+        if let Some(query) = url_query.or(resource_query) {
             url = format!("{url}?{query}");
         }
         let ca_file = announced.ca_file.ok_or(HttpsUpstreamError::NoCaFile)?;

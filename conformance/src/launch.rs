@@ -65,6 +65,7 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
                 args,
                 &header.env,
                 header.url_host.as_deref(),
+                header.url_query.as_deref(),
             )
             .await?,
         ),
