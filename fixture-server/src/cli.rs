@@ -11,7 +11,9 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use crate::auth::options::{AuthOptions, HostileEndpoint, HostileRedirect, MAX_TOKEN_LIFETIME};
+use crate::auth::options::{
+    AuthOptions, HostileEndpoint, HostileRedirect, MAX_METADATA_BYTES, MAX_TOKEN_LIFETIME,
+};
 use crate::browse::BrowseOptions;
 use crate::config::{Config, Profile};
 use crate::https::options::{
@@ -304,6 +306,10 @@ struct AuthArgs {
     /// POST /mcp answers 401 invalid_token to every access token, its own included
     #[arg(long)]
     refuse_access_tokens: bool,
+    /// The authorization server metadata is N bytes of JSON, padded with a member
+    /// x_padding (a client's limit on the documents of a sign-in)
+    #[arg(long, value_name = "N", value_parser = metadata_bytes)]
+    metadata_bytes: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -517,6 +523,10 @@ fn token_lifetime(value: &str) -> Result<Duration, InvalidValue> {
     number::<u64>(value, "--token-lifetime", 1, MAX_TOKEN_LIFETIME).map(Duration::from_secs)
 }
 
+fn metadata_bytes(value: &str) -> Result<usize, InvalidValue> {
+    number::<usize>(value, "--metadata-bytes", 1, MAX_METADATA_BYTES)
+}
+
 fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
     match value {
         "shell" => Ok(HostileEndpoint::Shell),
@@ -560,7 +570,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -687,6 +697,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.refuse_registration = auth.refuse_registration;
     auth_options.refuse_registration_with = auth.refuse_registration_with;
     auth_options.refuse_access_tokens = auth.refuse_access_tokens;
+    auth_options.metadata_bytes = auth.metadata_bytes;
     if let Some(url) = browse.browse {
         check_browse(&options)?;
         return Ok(Command::Browse(BrowseOptions {

@@ -80,7 +80,10 @@ impl AuthServer {
         if self.options.registration {
             metadata["registration_endpoint"] = json!(format!("{issuer}/register"));
         }
-        metadata
+        match self.options.metadata_bytes {
+            Some(bytes) => padded(metadata, bytes),
+            None => metadata,
+        }
     }
 
     /// The challenge of a POST without a usable token: `error` is `None` for a request
@@ -114,6 +117,15 @@ impl AuthServer {
     }
 }
 
+/// `document` with a member `x_padding` of `x`s that makes its JSON text `bytes`
+/// long (or the shortest such document when `bytes` is smaller).
+fn padded(mut document: Value, bytes: usize) -> Value {
+    document["x_padding"] = json!("");
+    let empty = document.to_string().len();
+    document["x_padding"] = json!("x".repeat(bytes.saturating_sub(empty)));
+    document
+}
+
 /// Whether `path` is one of the paths of the protected resource metadata.
 pub fn is_prm_path(path: &str) -> bool {
     path == PRM_PATH || path == "/.well-known/oauth-protected-resource"
@@ -122,6 +134,21 @@ pub fn is_prm_path(path: &str) -> bool {
 #[cfg(test)]
 mod prm_tests {
     use super::*;
+
+    #[test]
+    fn a_padded_document_has_the_asked_length_and_keeps_its_members() {
+        let document = json!({"issuer": "https://127.0.0.1:1", "scopes_supported": SCOPES});
+        for bytes in [1, 200, 1 << 20] {
+            let padded = padded(document.clone(), bytes);
+            assert_eq!(padded["issuer"], document["issuer"]);
+            let length = padded.to_string().len();
+            if bytes == 1 {
+                assert!(padded["x_padding"].as_str().is_some_and(str::is_empty));
+            } else {
+                assert_eq!(length, bytes);
+            }
+        }
+    }
 
     #[test]
     fn both_paths_of_the_protected_resource_metadata_are_known() {

@@ -96,6 +96,10 @@ pub struct AuthOptions {
     /// `--refuse-access-tokens`: `/mcp` answers 401 `invalid_token` also to the access
     /// tokens this server issued (a resource that refuses what its server signed).
     pub refuse_access_tokens: bool,
+    /// `--metadata-bytes N`: the authorization server metadata is N bytes of JSON,
+    /// padded with a member `x_padding` (at least its shortest length): a client's
+    /// limit on the documents of a sign-in, at its edge.
+    pub metadata_bytes: Option<usize>,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -118,6 +122,9 @@ pub enum HostileEndpoint {
     /// port of the user's own machine.
     Loopback,
 }
+
+/// The largest `--metadata-bytes`: 16 MiB, well past any client's limit.
+pub const MAX_METADATA_BYTES: u64 = 16 << 20;
 
 /// The length of the endpoint of `too-long`: one byte over 8 KiB.
 pub const TOO_LONG_ENDPOINT_BYTES: usize = 8 * 1024 + 1;
@@ -198,6 +205,7 @@ impl Default for AuthOptions {
             refuse_registration: false,
             refuse_registration_with: None,
             refuse_access_tokens: false,
+            metadata_bytes: None,
         }
     }
 }
