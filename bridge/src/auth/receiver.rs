@@ -687,5 +687,10 @@ mod tests {
         assert!(replies[0].contains("Cache-Control: no-store\r\n"));
         assert!(replies[1].starts_with("HTTP/1.1 431 "), "{}", replies[1]);
         assert!(replies[2].starts_with("HTTP/1.1 200 OK\r\n"));
+        // A page says what it is; the redirect, without a body, names no type.
+        let html = "Content-Type: text/html; charset=utf-8\r\n";
+        assert!(replies[1].contains(html), "{}", replies[1]);
+        assert!(replies[2].contains(html), "{}", replies[2]);
+        assert!(!replies[0].contains("Content-Type"), "{}", replies[0]);
     }
 }
