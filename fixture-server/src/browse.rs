@@ -108,6 +108,18 @@ pub async fn run(options: BrowseOptions) -> i32 {
             return print_answer(&fetched);
         }
         let Some(next) = next_url(&url, &fetched) else {
+            // The page a browser stops at is shown to the user: it must say it is
+            // HTML, as a browser that does not sniff needs (the bridge's pages
+            // after the sign-in).
+            if !fetched.body.is_empty() && !is_html(&fetched) {
+                error!(
+                    "browse",
+                    "the page of {} is not HTML: Content-Type {}",
+                    without_query(&url),
+                    fetched.content_type.as_deref().unwrap_or("(none)")
+                );
+                return 1;
+            }
             let mut stdout = std::io::stdout().lock();
             if stdout
                 .write_all(&fetched.body)
@@ -167,15 +179,19 @@ fn next_url(base: &Url, fetched: &Fetched) -> Option<Url> {
     if redirect {
         return base.join(fetched.location.as_deref()?).ok();
     }
-    let html = fetched
-        .content_type
-        .as_deref()
-        .is_some_and(|kind| kind.to_ascii_lowercase().starts_with("text/html"));
-    if fetched.status.is_success() && html {
+    if fetched.status.is_success() && is_html(fetched) {
         let page = String::from_utf8_lossy(&fetched.body);
         return base.join(&meta_refresh(&page)?).ok();
     }
     None
+}
+
+/// Whether the answer says it is an HTML page.
+fn is_html(fetched: &Fetched) -> bool {
+    fetched
+        .content_type
+        .as_deref()
+        .is_some_and(|kind| kind.to_ascii_lowercase().starts_with("text/html"))
 }
 
 /// The URL of the first `<meta http-equiv="refresh" content="N;url=...">` of a page.
