@@ -206,6 +206,9 @@ pub enum StepKind {
     /// So many browser scripts have started in the run so far (waits for them until
     /// the step's time limit; more fail it at once).
     ExpectBrowserRuns(usize),
+    /// Nothing listens on `$FREE_PORT` (the redirect port that the transcripts of
+    /// the sign-in give) within so many milliseconds.
+    ExpectFreePortClosed(u64),
     /// So many HTTP requests of the run so far, of either origin of the fixture over
     /// HTTPS, match `request` (a record `{"origin","method","path","headers",
     /// "status"}`), as `expect_browser_runs` counts.
@@ -803,6 +806,17 @@ fn parse_step(
                     .as_u64()
                     .and_then(|n| usize::try_from(n).ok())
                     .ok_or_else(|| shape("expect_browser_runs", "a count"))?,
+            )
+        }
+        "expect_free_port_closed" => {
+            if !matches!(header.upstream, Upstream::HttpsFixture(_)) {
+                return Err(needs("expect_free_port_closed", "the fixture over HTTPS"));
+            }
+            StepKind::ExpectFreePortClosed(
+                value
+                    .get("within_ms")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| shape("expect_free_port_closed", "{\"within_ms\":N}"))?,
             )
         }
         "upstream_expect_eof" => StepKind::UpstreamExpectEof,

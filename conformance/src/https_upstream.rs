@@ -306,6 +306,11 @@ impl HttpsUpstream {
             )
     }
 
+    /// The port that nothing listened on when the fixture started (`$FREE_PORT`).
+    pub fn free_port(&self) -> u16 {
+        self.free_port
+    }
+
     /// The lines of the proxy's log (`None`: the transcript started no proxy).
     pub fn proxy_log(&self) -> Option<Vec<String>> {
         self.proxy.as_ref().map(crate::proxy::Proxy::log)

@@ -21,6 +21,7 @@ mod finish;
 mod handshake;
 mod harness;
 mod http;
+mod ports;
 mod restart;
 mod second_bridge;
 mod send;
@@ -317,6 +318,7 @@ impl<'a> Run<'a> {
             StepKind::ExpectBrowserRuns(count) => {
                 self.expect_browser_runs(line, *count, deadline).await
             }
+            StepKind::ExpectFreePortClosed(ms) => self.expect_free_port_closed(line, *ms).await,
             StepKind::UpstreamExpectEof => self.upstream_eof(line, deadline).await,
             StepKind::ExpectUpstreamGone => self.upstream_gone(line, deadline).await,
             StepKind::UpstreamSend(frame) => self.upstream_send(line, frame).await,
