@@ -12,7 +12,8 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::auth::options::{
-    AuthOptions, HostileEndpoint, HostileRedirect, MAX_METADATA_BYTES, MAX_TOKEN_LIFETIME,
+    AuthOptions, HostileEndpoint, HostileRedirect, MAX_CODE_BYTES, MAX_METADATA_BYTES,
+    MAX_TOKEN_LIFETIME,
 };
 use crate::browse::BrowseOptions;
 use crate::config::{Config, Profile};
@@ -310,6 +311,10 @@ struct AuthArgs {
     /// x_padding (a client's limit on the documents of a sign-in)
     #[arg(long, value_name = "N", value_parser = metadata_bytes)]
     metadata_bytes: Option<usize>,
+    /// Each authorization code is N characters long (random, then x's), as the long
+    /// codes of some identity providers
+    #[arg(long, value_name = "N", value_parser = code_bytes)]
+    code_bytes: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -527,6 +532,10 @@ fn metadata_bytes(value: &str) -> Result<usize, InvalidValue> {
     number::<usize>(value, "--metadata-bytes", 1, MAX_METADATA_BYTES)
 }
 
+fn code_bytes(value: &str) -> Result<usize, InvalidValue> {
+    number::<usize>(value, "--code-bytes", 1, MAX_CODE_BYTES)
+}
+
 fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
     match value {
         "shell" => Ok(HostileEndpoint::Shell),
@@ -570,7 +579,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -698,6 +707,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.refuse_registration_with = auth.refuse_registration_with;
     auth_options.refuse_access_tokens = auth.refuse_access_tokens;
     auth_options.metadata_bytes = auth.metadata_bytes;
+    auth_options.code_bytes = auth.code_bytes;
     if let Some(url) = browse.browse {
         check_browse(&options)?;
         return Ok(Command::Browse(BrowseOptions {

@@ -212,7 +212,7 @@ impl AuthServer {
                 Some(&pending.state),
             );
         }
-        let Some(code) = self.grants.add_code(&pending) else {
+        let Some(code) = self.grants.add_code(&pending, self.options.code_bytes) else {
             return self.error_redirect(
                 &pending.redirect_uri,
                 "server_error",

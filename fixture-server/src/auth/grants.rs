@@ -129,9 +129,13 @@ impl Grants {
         (pending.created.elapsed() < CODE_LIFETIME).then_some(pending)
     }
 
-    /// Issues a code for an approved request.
-    pub fn add_code(&self, pending: &Pending) -> Option<String> {
-        let code = random::token()?;
+    /// Issues a code for an approved request: a random token, padded with `x`s to
+    /// `length` characters when that is longer.
+    pub fn add_code(&self, pending: &Pending, length: Option<usize>) -> Option<String> {
+        let mut code = random::token()?;
+        if let Some(padding) = length.and_then(|length| length.checked_sub(code.len())) {
+            code.push_str(&"x".repeat(padding));
+        }
         let mut inner = self.lock();
         inner.families += 1;
         let family = inner.families;
@@ -281,6 +285,16 @@ impl Grants {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_code_is_padded_to_its_length_and_never_cut() {
+        let grants = Grants::default();
+        let long = grants.add_code(&pending(&grants), Some(4096)).unwrap();
+        assert_eq!(long.len(), 4096);
+        let short = grants.add_code(&pending(&grants), Some(8)).unwrap();
+        assert_eq!(short.len(), 43);
+        assert_ne!(long[..43], short[..]);
+    }
+
     fn pending(grants: &Grants) -> Pending {
         let handle = grants
             .add_pending(
@@ -297,7 +311,7 @@ mod tests {
     #[tokio::test]
     async fn a_replayed_code_revokes_its_tokens() {
         let grants = Grants::default();
-        let code = grants.add_code(&pending(&grants)).unwrap();
+        let code = grants.add_code(&pending(&grants), None).unwrap();
         let entry = grants.use_code(&code).unwrap();
         let issued = grants
             .issue_for_code(&entry, "aud", Duration::from_secs(60), true)
@@ -317,7 +331,7 @@ mod tests {
             .unwrap();
         assert!(grants.take_pending(&handle).is_some());
         assert!(grants.take_pending(&handle).is_none());
-        let code = grants.add_code(&pending(&grants)).unwrap();
+        let code = grants.add_code(&pending(&grants), None).unwrap();
         let entry = grants.use_code(&code).unwrap();
         let first = grants
             .issue_for_code(&entry, "aud", Duration::from_secs(60), true)

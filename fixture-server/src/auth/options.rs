@@ -100,6 +100,10 @@ pub struct AuthOptions {
     /// padded with a member `x_padding` (at least its shortest length): a client's
     /// limit on the documents of a sign-in, at its edge.
     pub metadata_bytes: Option<usize>,
+    /// `--code-bytes N`: each authorization code is N characters long (random, then
+    /// `x`s), as the long codes of some identity providers: the redirect to a
+    /// client's callback carries a request head of that size.
+    pub code_bytes: Option<usize>,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -125,6 +129,9 @@ pub enum HostileEndpoint {
 
 /// The largest `--metadata-bytes`: 16 MiB, well past any client's limit.
 pub const MAX_METADATA_BYTES: u64 = 16 << 20;
+
+/// The largest `--code-bytes`: 64 KiB, past the head that a client's callback reads.
+pub const MAX_CODE_BYTES: u64 = 64 << 10;
 
 /// The length of the endpoint of `too-long`: one byte over 8 KiB.
 pub const TOO_LONG_ENDPOINT_BYTES: usize = 8 * 1024 + 1;
@@ -206,6 +213,7 @@ impl Default for AuthOptions {
             refuse_registration_with: None,
             refuse_access_tokens: false,
             metadata_bytes: None,
+            code_bytes: None,
         }
     }
 }
