@@ -85,11 +85,6 @@ impl EntryKey {
 
     /// The first part of every identity.
     pub const CLIENT_NAME: &'static str = "mcp-bridge-vscode";
-
-    /// The account label of the identity.
-    pub fn account(&self) -> Option<&str> {
-        self.client.split('|').nth(1)
-    }
 }
 
 /// What a store keeps of one sign-in. Every field but the times is a secret or
@@ -248,7 +243,6 @@ mod tests {
             key.client,
             "mcp-bridge-vscode|default|http://127.0.0.1:41894/callback"
         );
-        assert_eq!(key.account(), Some("default"));
         let key = EntryKey::new(
             "https://x/mcp",
             "work",
