@@ -165,6 +165,11 @@ async fn an_upstream_that_closes_its_stdout_while_stdin_is_open_is_stopped_and_t
     let error = response(&mut bridge).await;
     assert_eq!(error["id"], 1);
     assert_eq!(error["error"]["data"]["cause"], "upstream_exited");
+    // The bridge stopped it: its exit is that signal's, reported as any other.
+    assert_eq!(
+        error["error"]["data"]["detail"],
+        "the upstream server exited with signal 15"
+    );
     let (status, _) = bridge.wait_exit(EXCHANGE).await.expect("the bridge exits");
     assert_eq!(status.code(), Some(1));
     assert!(bridge.wait_stderr_closed(EXCHANGE).await);
