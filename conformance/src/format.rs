@@ -229,6 +229,8 @@ pub enum StepKind {
     UpstreamStderr(String),
     /// The scripted upstream process exits with this code.
     UpstreamExit(i32),
+    /// The scripted upstream closes its stdout and keeps running.
+    UpstreamCloseStdout,
     /// A stderr line equal to this comes (after the last matched stderr line).
     ExpectStderr(String),
     /// A stderr line that the regex matches comes (after the last matched one).
@@ -835,6 +837,7 @@ fn parse_step(
                 .and_then(|c| i32::try_from(c).ok())
                 .ok_or_else(|| shape("upstream_exit", "an exit code"))?,
         ))?,
+        "upstream_close_stdout" => scripted(StepKind::UpstreamCloseStdout)?,
         "expect_stderr" => StepKind::ExpectStderr(text_of(&value)?),
         "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
         "expect_no_stderr_match" => StepKind::ExpectNoStderrMatch(regex_of(&value)?),

@@ -17,7 +17,9 @@
 //! - `#stderr <text>`: write `<text>` to stderr (the bridge's stderr);
 //! - `#exit <code>`: flush stdout and exit with `<code>` (a crash of the upstream);
 //! - `#ignore-sigterm`: from now on a termination signal does not end the relay,
-//!   as an upstream server that ignores it (only a kill stops it).
+//!   as an upstream server that ignores it (only a kill stops it);
+//! - `#close-stdout`: close stdout and keep running, as a server that can never
+//!   answer again (the lines after it go nowhere).
 //!
 //! The end of the socket is an exit with code 0, as a server that ends.
 
@@ -89,6 +91,25 @@ pub async fn run(port: u16, token: &str) -> i32 {
             return String::from_utf8_lossy(code).trim().parse().unwrap_or(1);
         } else if command == b"#ignore-sigterm" {
             ignore_sigterm();
+        } else if command == b"#close-stdout" {
+            let _ = stdout.flush().await;
+            close_stdout();
+        }
+    }
+}
+
+/// Puts `/dev/null` in place of stdout: the pipe to the bridge has no writer any
+/// more, and the bridge reads its end.
+fn close_stdout() {
+    #[cfg(unix)]
+    {
+        let closed = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .map_err(|error| error.to_string())
+            .and_then(|null| nix::unistd::dup2_stdout(&null).map_err(|error| error.to_string()));
+        if let Err(error) = closed {
+            eprintln!("mcp-conformance relay: cannot close stdout: {error}");
         }
     }
 }

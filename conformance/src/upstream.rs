@@ -185,6 +185,11 @@ impl UpstreamHub {
     pub async fn exit(&self, code: i32) -> Result<(), HubError> {
         self.command(format!("#exit {code}\n")).await
     }
+
+    /// The scripted upstream closes its stdout and keeps running.
+    pub async fn close_stdout(&self) -> Result<(), HubError> {
+        self.command("#close-stdout\n".to_owned()).await
+    }
 }
 
 /// Why a scripted upstream cannot do what a step asks.

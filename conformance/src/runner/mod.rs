@@ -325,6 +325,7 @@ impl<'a> Run<'a> {
             StepKind::UpstreamRaw(text) => self.upstream_raw(line, text).await,
             StepKind::UpstreamStderr(text) => self.upstream_stderr(line, text).await,
             StepKind::UpstreamExit(code) => self.upstream_exit(line, *code).await,
+            StepKind::UpstreamCloseStdout => self.upstream_close_stdout(line).await,
             StepKind::ExpectStderr(text) => {
                 let text = text.clone();
                 self.expect_stderr(

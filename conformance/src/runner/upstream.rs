@@ -168,6 +168,16 @@ impl Run<'_> {
             .map_err(at(line))
     }
 
+    /// `upstream_close_stdout`: the scripted upstream closes its stdout and keeps
+    /// running.
+    pub(super) async fn upstream_close_stdout(&mut self, line: usize) -> Result<(), Failure> {
+        self.hub()
+            .map_err(at(line))?
+            .close_stdout()
+            .await
+            .map_err(at(line))
+    }
+
     /// `upstream_exit`: the scripted upstream exits with `code`.
     pub(super) async fn upstream_exit(&mut self, line: usize, code: i32) -> Result<(), Failure> {
         self.hub()
