@@ -47,6 +47,11 @@ fn receiver(
                             ("/callback", _) => {
                                 let _ =
                                     queries.send(request.uri().query().unwrap_or("").to_owned());
+                                // The page a browser stops at says it is HTML.
+                                response.headers_mut().insert(
+                                    "content-type",
+                                    "text/html; charset=utf-8".parse().unwrap(),
+                                );
                                 *response.body_mut() =
                                     Full::new(Bytes::from_static(b"signed in\n"));
                             }
@@ -183,5 +188,29 @@ async fn browse_refuses_http_to_other_hosts_and_fails_on_an_error_status() {
     assert_eq!(
         stderr,
         format!("bridge-fixture-server: info(browse): 400 {origin}/authorize\n")
+    );
+}
+
+#[tokio::test]
+async fn browse_fails_on_a_last_page_that_does_not_say_it_is_html() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut head = [0u8; 1024];
+        let _ = tokio::io::AsyncReadExt::read(&mut tcp, &mut head).await;
+        let answer =
+            "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nsigned in\n";
+        let _ = tokio::io::AsyncWriteExt::write_all(&mut tcp, answer.as_bytes()).await;
+    });
+    let url = format!("http://127.0.0.1:{port}/callback");
+    let (code, _, stderr) = browse(&[&url]).await;
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        format!(
+            "bridge-fixture-server: info(browse): 200 {url}\n\
+             bridge-fixture-server: error(browse): the page of {url} is not HTML: Content-Type (none)\n"
+        )
     );
 }
