@@ -247,8 +247,9 @@ struct AuthArgs {
     /// The metadata names an authorization_endpoint that no client may open: shell
     /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
     /// javascript (javascript:alert(1)), file (file:///etc/passwd), too-long (an
-    /// https endpoint of 8 KiB and one byte) or loopback (https://127.0.0.1:PORT,
-    /// for a server reached by another name)
+    /// https endpoint of 8 KiB and one byte), loopback (https://127.0.0.1:PORT,
+    /// for a server reached by another name), fragment (#top) or bad-percent (a
+    /// valid escape, then %zz)
     #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
     hostile_authorization_endpoint: Option<HostileEndpoint>,
     /// The approval redirects with another issuer's iss (wrong-iss), without the iss
@@ -543,10 +544,12 @@ fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
         "file" => Ok(HostileEndpoint::File),
         "too-long" => Ok(HostileEndpoint::TooLong),
         "loopback" => Ok(HostileEndpoint::Loopback),
+        "fragment" => Ok(HostileEndpoint::Fragment),
+        "bad-percent" => Ok(HostileEndpoint::BadPercent),
         _ => Err(invalid(
             value,
             "--hostile-authorization-endpoint",
-            "shell, javascript, file, too-long or loopback",
+            "shell, javascript, file, too-long, loopback, fragment or bad-percent",
         )),
     }
 }
@@ -1026,7 +1029,7 @@ mod tests {
         );
         assert!(
             error(&["--https", "--auth", "--hostile-authorization-endpoint", ""]).contains(
-                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file, too-long or loopback"
+                "the value '' of --hostile-authorization-endpoint is not shell, javascript, file, too-long, loopback, fragment or bad-percent"
             )
         );
         let auth = ["--https", "--auth"];

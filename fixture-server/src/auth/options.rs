@@ -120,6 +120,11 @@ pub enum HostileEndpoint {
     /// `too-long`: an https endpoint of 8 KiB and one byte, longer than a client
     /// may write to a terminal or a log line as one token.
     TooLong,
+    /// `fragment`: `https://127.0.0.1:PORT/authorize#top`: a fragment, which no
+    /// authorization endpoint may have (RFC 6749 §3.1).
+    Fragment,
+    /// `bad-percent`: a query with a valid escape and then `%zz`, which is none.
+    BadPercent,
     /// `loopback`: `https://127.0.0.1:PORT/authorize`, which a client must refuse
     /// for a server that is not itself on a loopback host (one reached by name
     /// through a proxy): it would send the browser to whatever listens on that
@@ -160,6 +165,8 @@ impl HostileEndpoint {
                 format!("{start}{}", "a".repeat(pad))
             }
             Self::Loopback => format!("https://127.0.0.1:{port}/authorize"),
+            Self::Fragment => format!("https://127.0.0.1:{port}/authorize#top"),
+            Self::BadPercent => format!("https://127.0.0.1:{port}/authorize?tenant=a%41%zz"),
         }
     }
 }
