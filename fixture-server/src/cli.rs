@@ -266,6 +266,10 @@ struct AuthArgs {
     /// same port and path (the metadata of a server on another host)
     #[arg(long, value_name = "HOST", value_parser = prm_resource_host)]
     prm_resource_host: Option<String>,
+    /// The resource of the protected resource metadata is the MCP URL on PORT, the
+    /// same host and path (the metadata of another server of the same host)
+    #[arg(long, value_name = "PORT", value_parser = prm_resource_port)]
+    prm_resource_port: Option<u16>,
     /// With --cimd: the document of the client ID URL is the file PATH, read in place of
     /// a fetch (may be repeated)
     #[arg(long, value_name = "URL=PATH", value_parser = cimd_document)]
@@ -466,6 +470,10 @@ fn prm_resource_host(value: &str) -> Result<String, InvalidValue> {
         .ok_or_else(|| invalid(value, "--prm-resource-host", "a DNS name"))
 }
 
+fn prm_resource_port(value: &str) -> Result<u16, InvalidValue> {
+    number::<u16>(value, "--prm-resource-port", 1, u64::from(u16::MAX))
+}
+
 fn prm_authorization_server(value: &str) -> Result<String, InvalidValue> {
     let valid = url::Url::parse(value)
         .is_ok_and(|url| url.has_host() && matches!(url.scheme(), "http" | "https"));
@@ -582,7 +590,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -698,6 +706,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.hostile_redirect = auth.hostile_redirect;
     auth_options.prm_authorization_server = auth.prm_authorization_server;
     auth_options.prm_resource_host = auth.prm_resource_host;
+    auth_options.prm_resource_port = auth.prm_resource_port;
     auth_options.cimd_documents = auth.cimd_document;
     auth_options.separate_origin = auth.separate_authorization_server;
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;

@@ -33,13 +33,16 @@ impl AuthServer {
             .prm_authorization_server
             .as_deref()
             .unwrap_or(&self.issuer);
-        let resource = match &self.options.prm_resource_host {
-            Some(host) => url::Url::parse(&self.resource)
-                .ok()
-                .and_then(|mut url| url.set_host(Some(host)).ok().map(|()| url.to_string()))
-                .unwrap_or_else(|| self.resource.clone()),
-            None => self.resource.clone(),
-        };
+        let mut resource = self.resource.clone();
+        if let Ok(mut url) = url::Url::parse(&self.resource) {
+            let host = self.options.prm_resource_host.as_deref();
+            let moved_host = host.is_some_and(|host| url.set_host(Some(host)).is_ok());
+            let port = self.options.prm_resource_port;
+            let moved_port = port.is_some_and(|port| url.set_port(Some(port)).is_ok());
+            if moved_host || moved_port {
+                resource = url.to_string();
+            }
+        }
         json!({
             "resource": resource,
             "authorization_servers": [authorization_server],

@@ -56,6 +56,10 @@ pub struct AuthOptions {
     /// is the MCP URL on HOST (the metadata of a server on another host, which a
     /// client must not use for this one).
     pub prm_resource_host: Option<String>,
+    /// `--prm-resource-port PORT`: the resource of the protected resource metadata
+    /// is the MCP URL on PORT (the metadata of another server of the same host,
+    /// which a client must not use for this one).
+    pub prm_resource_port: Option<u16>,
     /// `--cimd-document URL=PATH`: the client ID metadata document of the client ID
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
@@ -208,6 +212,7 @@ impl Default for AuthOptions {
             hostile_redirect: None,
             prm_authorization_server: None,
             prm_resource_host: None,
+            prm_resource_port: None,
             cimd_documents: Vec::new(),
             separate_origin: false,
             step_up_new_scope_only: false,
