@@ -10,13 +10,32 @@ use super::{AuthServer, READ, SCOPES, WRITE};
 /// well-known prefix before the resource's path).
 pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
+/// The path of the protected resource metadata with `--prm-elsewhere`: no
+/// well-known URL, so only the challenge's `resource_metadata` leads to it.
+pub const PRM_ELSEWHERE_PATH: &str = "/metadata/mcp-resource";
+
 /// The description of the step-up, in the challenge and in the body (study §1.5).
 pub const STEP_UP_DESCRIPTION: &str = "The tool needs the scope mcp:write";
 
 impl AuthServer {
     /// The URL of the protected resource metadata, at the origin of the resource.
     pub fn prm_url(&self) -> String {
-        format!("{}{PRM_PATH}", self.resource_origin)
+        let path = if self.options.prm_elsewhere {
+            PRM_ELSEWHERE_PATH
+        } else {
+            PRM_PATH
+        };
+        format!("{}{path}", self.resource_origin)
+    }
+
+    /// Whether `path` serves the protected resource metadata: the well-known
+    /// paths, or with `--prm-elsewhere` only its own.
+    pub fn serves_prm_at(&self, path: &str) -> bool {
+        if self.options.prm_elsewhere {
+            path == PRM_ELSEWHERE_PATH
+        } else {
+            is_prm_path(path)
+        }
     }
 
     /// The port of the issuer.

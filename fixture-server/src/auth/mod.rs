@@ -116,7 +116,7 @@ impl AuthServer {
         request: Request<Incoming>,
     ) -> Response<ResponseBody> {
         let path = request.uri().path();
-        if self.options.separate_origin && !metadata::is_prm_path(path) {
+        if self.options.separate_origin && !self.serves_prm_at(path) {
             return respond::not_found();
         }
         self.handle(request).await
@@ -128,8 +128,7 @@ impl AuthServer {
         let get = request.method() == Method::GET;
         let post = request.method() == Method::POST;
         match path.as_str() {
-            "/.well-known/oauth-protected-resource/mcp"
-            | "/.well-known/oauth-protected-resource" => {
+            prm if self.serves_prm_at(prm) => {
                 if !get {
                     return respond::method_not_allowed("GET");
                 }

@@ -60,6 +60,10 @@ pub struct AuthOptions {
     /// is the MCP URL on PORT (the metadata of another server of the same host,
     /// which a client must not use for this one).
     pub prm_resource_port: Option<u16>,
+    /// `--prm-elsewhere`: the protected resource metadata is only at a path of its
+    /// own, which the challenges name (RFC 9728 §5.1), not at the well-known URLs:
+    /// a client must follow the challenge's `resource_metadata`.
+    pub prm_elsewhere: bool,
     /// `--cimd-document URL=PATH`: the client ID metadata document of the client ID
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
@@ -213,6 +217,7 @@ impl Default for AuthOptions {
             prm_authorization_server: None,
             prm_resource_host: None,
             prm_resource_port: None,
+            prm_elsewhere: false,
             cimd_documents: Vec::new(),
             separate_origin: false,
             step_up_new_scope_only: false,
