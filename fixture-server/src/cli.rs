@@ -274,6 +274,10 @@ struct AuthArgs {
     /// challenges name, not at the well-known URLs
     #[arg(long)]
     prm_elsewhere: bool,
+    /// The 401's challenge starts with an error_description that holds an escaped
+    /// quote
+    #[arg(long)]
+    quoted_description: bool,
     /// With --cimd: the document of the client ID URL is the file PATH, read in place of
     /// a fetch (may be repeated)
     #[arg(long, value_name = "URL=PATH", value_parser = cimd_document)]
@@ -594,7 +598,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --quoted-description, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -712,6 +716,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.prm_resource_host = auth.prm_resource_host;
     auth_options.prm_resource_port = auth.prm_resource_port;
     auth_options.prm_elsewhere = auth.prm_elsewhere;
+    auth_options.quoted_description = auth.quoted_description;
     auth_options.cimd_documents = auth.cimd_document;
     auth_options.separate_origin = auth.separate_authorization_server;
     auth_options.step_up_new_scope_only = auth.step_up_new_scope_only;

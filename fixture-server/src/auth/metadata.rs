@@ -117,9 +117,18 @@ impl AuthServer {
         } else {
             format!(", scope=\"{READ}\"")
         };
+        // A description with an escaped quote first (RFC 9110 §5.6.4): a client
+        // that does not unescape ends the string early and loses what follows.
+        let description = if self.options.quoted_description {
+            "error_description=\"Sign in at \\\"the\\\" authorization server\", "
+        } else {
+            ""
+        };
         match error {
-            Some(error) => format!("Bearer error=\"{error}\", resource_metadata=\"{prm}\"{scope}"),
-            None => format!("Bearer resource_metadata=\"{prm}\"{scope}"),
+            Some(error) => {
+                format!("Bearer {description}error=\"{error}\", resource_metadata=\"{prm}\"{scope}")
+            }
+            None => format!("Bearer {description}resource_metadata=\"{prm}\"{scope}"),
         }
     }
 

@@ -64,6 +64,10 @@ pub struct AuthOptions {
     /// own, which the challenges name (RFC 9728 §5.1), not at the well-known URLs:
     /// a client must follow the challenge's `resource_metadata`.
     pub prm_elsewhere: bool,
+    /// `--quoted-description`: the 401's challenge starts with an
+    /// `error_description` that holds an escaped quote (`\"`), which a client
+    /// must unescape to read the parameters after it.
+    pub quoted_description: bool,
     /// `--cimd-document URL=PATH`: the client ID metadata document of the client ID
     /// URL is the file PATH, read in place of a fetch (a document that a test keeps
     /// in a file, such as the one a project publishes, without any network).
@@ -218,6 +222,7 @@ impl Default for AuthOptions {
             prm_resource_host: None,
             prm_resource_port: None,
             prm_elsewhere: false,
+            quoted_description: false,
             cimd_documents: Vec::new(),
             separate_origin: false,
             step_up_new_scope_only: false,
