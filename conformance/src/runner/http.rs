@@ -48,10 +48,7 @@ impl Run<'_> {
         deadline: Instant,
     ) -> Result<(), Failure> {
         loop {
-            let https = self
-                .https
-                .as_ref()
-                .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+            let https = self.https_at(line)?;
             let requests = https.traffic().requests;
             let matching: Vec<String> = requests
                 .iter()

@@ -241,6 +241,13 @@ impl<'a> Run<'a> {
         self.hub.as_ref().ok_or(StepError::NoUpstream)
     }
 
+    /// The fixture over HTTPS of the transcript, for a step at `line` that needs it.
+    fn https_at(&self, line: usize) -> Result<&crate::https_upstream::HttpsUpstream, Failure> {
+        self.https
+            .as_ref()
+            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))
+    }
+
     async fn send(&mut self, frame: &Value) -> Result<(), StepError> {
         let peer = self.peer()?;
         peer.send(frame).await.map_err(StepError::Send)

@@ -18,11 +18,7 @@ impl Run<'_> {
         line: usize,
         ms: u64,
     ) -> Result<(), Failure> {
-        let port = self
-            .https
-            .as_ref()
-            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?
-            .free_port();
+        let port = self.https_at(line)?.free_port();
         let deadline = Instant::now() + Duration::from_millis(ms);
         while TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
             if Instant::now() >= deadline {

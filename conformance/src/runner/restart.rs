@@ -72,6 +72,7 @@ impl Run<'_> {
         };
         self.earlier.push(stopped);
         tokio::time::sleep(SETTLE).await;
+        // The field alone, not `https_at`: the static headers change while it is held.
         let https = self
             .https
             .as_ref()
@@ -111,10 +112,7 @@ impl Run<'_> {
         count: usize,
         deadline: Instant,
     ) -> Result<(), Failure> {
-        let https = self
-            .https
-            .as_ref()
-            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+        let https = self.https_at(line)?;
         loop {
             let runs = https.browser_runs();
             let shown = || {

@@ -97,10 +97,7 @@ impl Run<'_> {
         args: &[String],
         deadline: Instant,
     ) -> Result<std::process::Output, Failure> {
-        let https = self
-            .https
-            .as_ref()
-            .ok_or_else(|| Failure::at(line, "no upstream over HTTPS"))?;
+        let https = self.https_at(line)?;
         let mut command = tokio::process::Command::new(program);
         command
             .args(args.iter().map(|arg| https.resolve(arg)))
