@@ -94,17 +94,19 @@ async fn touch(call: ToolCall) -> Result<ToolReply, ErrorData> {
 const PARAM_HEADER_ECHO: &str = "param_header_echo";
 
 /// `param_header_echo`: sends back `text`, which is mirrored in `Mcp-Param-Text` while
-/// the switch [`Switch::ParamHeader`] is on; `mark` sets the switch first.
+/// the switch [`Switch::ParamHeader`] is on; `mark` sets the switch first. Neither
+/// description spells the annotation's name: a list without it must not name it at
+/// all, or a bridge that looks at such a list only when it names it passes.
 pub fn param_header_echo() -> ToolSpec {
     ToolSpec {
         tool: tool(
             PARAM_HEADER_ECHO,
-            "Sends back the text, mirrored in the header Mcp-Param-Text; mark false takes the x-mcp-header of text out of the list, mark true puts it back (listen streams get the list change before the result).",
+            "Sends back the text, mirrored in the header Mcp-Param-Text; mark false takes the header annotation of text out of the list, mark true puts it back (listen streams get the list change before the result).",
             json!({
                 "type": "object",
                 "properties": {
                     "text": {"type": "string", "description": "The text to send back", "x-mcp-header": "Text"},
-                    "mark": {"type": "boolean", "description": "Whether the next tools/list marks text with its x-mcp-header"},
+                    "mark": {"type": "boolean", "description": "Whether the next tools/list marks text for a header"},
                 },
                 "required": ["text"],
             }),
