@@ -610,6 +610,28 @@ mod tests {
         assert!(store.read(dir.path()).is_err());
     }
 
+    /// A logout that could not delete the file must not say that there was no
+    /// sign-in: the sign-in is still there.
+    #[test]
+    fn deleting_an_entry_that_is_not_a_file_fails_and_does_not_count_it_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let entry = entry("https://mcp.example/mcp");
+        assert_eq!(store.delete(&entry), Ok(false));
+        let path = store.path_of(&entry);
+        fs::create_dir(&path).unwrap();
+        let Err(StoreError::Failed(error)) = store.delete(&entry) else {
+            panic!("a delete that failed must not count the entry absent");
+        };
+        assert!(
+            error.starts_with(&format!(
+                "cannot delete the token file {}: ",
+                path.display()
+            )),
+            "{error}"
+        );
+    }
+
     #[test]
     fn the_identity_of_a_file_opens_only_under_its_own_name() {
         let dir = tempfile::tempdir().unwrap();
