@@ -11,8 +11,8 @@
 //! transport failure leaves the document to the authorization server).
 //!
 //! The tests on the default redirect port 41894 hold [`DEFAULT_PORT`] while their
-//! bridge runs: the tests of one executable run side by side, and one port takes
-//! one listener.
+//! bridge runs (the tests of one executable run side by side, and one port takes
+//! one listener), and wait until no other process holds the port.
 
 use crate::https_fixture::{HttpsFixture, bridge, free_port, sign_in_url, test_browser};
 use crate::pipes::*;
@@ -25,6 +25,23 @@ const DOCUMENT_URL: &str = "https://mcp-bridge-rs.github.io/mcp-bridge-rs/vscode
 
 /// One test at a time on the default redirect port.
 static DEFAULT_PORT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The default redirect port, for this test alone. 41894 lies in the ephemeral
+/// range of Linux (32768-60999), where any process that listens on port 0 or
+/// connects out can get it for a while: the test waits for it rather than fail
+/// with `redirect_port_in_use`.
+async fn default_port() -> tokio::sync::MutexGuard<'static, ()> {
+    let guard = DEFAULT_PORT.lock().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while let Err(error) = std::net::TcpListener::bind(("127.0.0.1", 41894)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "127.0.0.1:41894 stayed in use for 30 s: {error}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    guard
+}
 
 /// The committed document.
 fn committed_document() -> String {
@@ -40,7 +57,7 @@ fn encoded(text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_default_redirect_port_the_document_of_the_bridge_is_the_client_id() {
-    let _port = DEFAULT_PORT.lock().await;
+    let _port = default_port().await;
     // No registration: only the document can sign the bridge in.
     let mapping = format!("{DOCUMENT_URL}={}", committed_document());
     let fixture = HttpsFixture::start(
@@ -96,7 +113,7 @@ async fn at_the_default_redirect_port_the_document_of_the_bridge_is_the_client_i
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_the_default_redirect_port_a_server_without_documents_gets_a_registration() {
-    let _port = DEFAULT_PORT.lock().await;
+    let _port = default_port().await;
     let fixture = HttpsFixture::start(&["--auth"], &[]).await;
     let proxy = RecordingProxy::refusing().await;
     let dir = tempfile::tempdir().unwrap();
