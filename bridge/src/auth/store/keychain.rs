@@ -427,6 +427,27 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_of_exactly_the_limit_stays_one_item() {
+        let key = key_of(1);
+        let sign_in = small_sign_in();
+        let whole = serde_json::to_vec(&StoredEntry {
+            key: key.clone(),
+            sign_in: sign_in.clone(),
+        })
+        .unwrap();
+        let backend = InMemory {
+            part_limit: Some(whole.len()),
+            ..InMemory::default()
+        };
+        let store = KeychainStore::new(Box::new(backend.clone()));
+        store.save(&key, &sign_in).unwrap();
+        let name = KeychainStore::entry_name(&key);
+        assert_eq!(backend.get(&name).unwrap().map(|v| v.to_vec()), Some(whole));
+        assert!(!backend.items().contains_key(&format!("{name}/1")));
+        assert_eq!(store.load(&key).unwrap(), Some(sign_in));
+    }
+
+    #[test]
     fn a_large_entry_is_split_into_numbered_parts_and_deleted_whole() {
         let backend = InMemory {
             part_limit: Some(100),

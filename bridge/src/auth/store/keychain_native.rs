@@ -262,4 +262,25 @@ mod tests {
             assert_eq!(spec.get("service"), Some(&SERVICE));
         }
     }
+
+    /// A failure of the platform says what the platform said (the line of a
+    /// keychain that stopped to answer names it); an item that the bridge did not
+    /// write never shows its data.
+    #[test]
+    fn a_keychain_error_says_what_failed_and_never_the_data_of_an_item() {
+        let platform = || Box::new(std::io::Error::other("the D-Bus connection closed"));
+        assert_eq!(
+            describe(&Error::PlatformFailure(platform())),
+            "the D-Bus connection closed"
+        );
+        assert_eq!(
+            describe(&Error::NoStorageAccess(platform())),
+            "the D-Bus connection closed"
+        );
+        assert_eq!(
+            describe(&Error::BadEncoding(b"secret-bytes".to_vec())),
+            "an item of the keychain holds data that the bridge did not write"
+        );
+        assert_eq!(describe(&Error::NoEntry), "no such item");
+    }
 }
