@@ -244,6 +244,10 @@ struct AuthArgs {
     /// temporarily_unavailable: not a refresh token or a client that is gone)
     #[arg(long, value_name = "ERROR")]
     refresh_error: Option<String>,
+    /// The token_type of every token response, in place of Bearer (such as DPoP or
+    /// mac: a token that a client must not send as a bearer token)
+    #[arg(long, value_name = "TYPE")]
+    token_type: Option<String>,
     /// The metadata names an authorization_endpoint that no client may open: shell
     /// (shell metacharacters that would create /tmp/bridge-fixture-pwned-PORT),
     /// javascript (javascript:alert(1)), file (file:///etc/passwd), too-long (an
@@ -598,7 +602,7 @@ pub enum Misuse {
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --quoted-description, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --token-type, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --quoted-description, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -709,6 +713,9 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.token_lifetime = auth.token_lifetime.unwrap_or(auth_options.token_lifetime);
     auth_options.refresh_tokens = !auth.no_refresh_tokens;
     auth_options.refresh_error = auth.refresh_error;
+    if let Some(token_type) = auth.token_type {
+        auth_options.token_type = token_type;
+    }
     auth_options.invalid_grant = auth.invalid_grant;
     auth_options.hostile_endpoint = auth.hostile_authorization_endpoint;
     auth_options.hostile_redirect = auth.hostile_redirect;

@@ -42,6 +42,10 @@ pub struct AuthOptions {
     /// `--refresh-error ERROR`: every refresh gets 400 with `error=ERROR`, an error
     /// that does not say that the refresh token or the client is gone.
     pub refresh_error: Option<String>,
+    /// `--token-type TYPE`: the `token_type` of every token response (`Bearer`
+    /// unless given); a token of another type is none that a client of MCP may
+    /// send as a bearer token.
+    pub token_type: String,
     /// `--hostile-authorization-endpoint KIND`: the metadata names an
     /// `authorization_endpoint` that no client may open.
     pub hostile_endpoint: Option<HostileEndpoint>,
@@ -216,6 +220,7 @@ impl Default for AuthOptions {
             refresh_tokens: true,
             invalid_grant: false,
             refresh_error: None,
+            token_type: "Bearer".into(),
             hostile_endpoint: None,
             hostile_redirect: None,
             prm_authorization_server: None,

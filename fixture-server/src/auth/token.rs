@@ -308,7 +308,7 @@ impl AuthServer {
         }
         let mut body = json!({
             "access_token": issued.access_token,
-            "token_type": "Bearer",
+            "token_type": self.options.token_type,
             "expires_in": self.options.token_lifetime.as_secs(),
         });
         if let Some(refresh) = &issued.refresh_token {
