@@ -757,7 +757,8 @@ mod tests {
         tokio::time::advance(Duration::from_secs(59)).await;
         let error = authorizer.on_refused(refusal(), &side).await.unwrap_err();
         assert_eq!(error, SignInError::Declined);
-        tokio::time::advance(Duration::from_secs(2)).await;
+        // The pause ends at its minute, not a tick after it.
+        tokio::time::advance(Duration::from_secs(1)).await;
         let error = authorizer.on_refused(refusal(), &side).await.unwrap_err();
         assert_eq!(error, SignInError::NoUrlElicitation);
         assert!(side.prompts.lock().unwrap().is_empty());
