@@ -18,10 +18,12 @@ use rmcp::model::{
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
 use std::collections::{HashSet, VecDeque};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Default)]
@@ -42,8 +44,15 @@ impl InFlight {
     }
 }
 
+/// A send of the inner transport that `receive` started.
+type Sending<E> = Pin<Box<dyn Future<Output = Result<(), E>> + Send>>;
+
 /// rmcp's transport with the limit of requests in flight and the end of the contract.
-pub(crate) struct Limited<T> {
+///
+/// rmcp drops an unfinished `receive` when another event of its loop comes first
+/// and then calls it again, so whatever `receive` waits for lives here: the
+/// refusal being written, and the deadline of the end.
+pub(crate) struct Limited<T: Transport<RoleServer>> {
     inner: T,
     max_in_flight: usize,
     grace: Duration,
@@ -52,11 +61,15 @@ pub(crate) struct Limited<T> {
     in_flight: watch::Sender<InFlight>,
     /// After the end of input: the cancellations of the listen streams, still to give.
     ending: Option<VecDeque<ClientJsonRpcMessage>>,
+    /// When the requests' grace after the end of input ends.
+    grace_ends: Option<Instant>,
+    /// The refusal of a request above the limit, until it is written.
+    refusing: Option<Sending<T::Error>>,
     /// Whether a frame was dropped at the end (its line is written once).
     dropped: Arc<AtomicBool>,
 }
 
-impl<T> Limited<T> {
+impl<T: Transport<RoleServer>> Limited<T> {
     pub(crate) fn new(
         inner: T,
         max_in_flight: usize,
@@ -70,6 +83,8 @@ impl<T> Limited<T> {
             service,
             in_flight: watch::Sender::new(InFlight::default()),
             ending: None,
+            grace_ends: None,
+            refusing: None,
             dropped: Arc::default(),
         }
     }
@@ -98,20 +113,36 @@ impl<T: Transport<RoleServer>> Limited<T> {
     /// Waits until the requests in flight are answered, at most `grace`; then
     /// fires the cancel tokens that are left and lets rmcp's loop end on them.
     async fn end(&mut self) -> Option<ClientJsonRpcMessage> {
-        let mut in_flight = self.in_flight.subscribe();
-        let answered = in_flight.wait_for(|in_flight| in_flight.requests.is_empty());
-        if tokio::time::timeout(self.grace, answered).await.is_err() {
-            emit!(EmbedInfo::RequestsLeft {
-                n: self.grace.as_millis()
-            });
+        if !self.service.is_cancelled() {
+            let grace = self.grace;
+            let deadline = *self
+                .grace_ends
+                .get_or_insert_with(|| Instant::now() + grace);
+            let mut in_flight = self.in_flight.subscribe();
+            let answered = in_flight.wait_for(|in_flight| in_flight.requests.is_empty());
+            if tokio::time::timeout_at(deadline, answered).await.is_err() {
+                emit!(EmbedInfo::RequestsLeft {
+                    n: self.grace.as_millis()
+                });
+            }
+            // Cancelled in both cases, not closed: after a close rmcp waits a fixed
+            // 5 s for the handlers before it cancels them, after a cancel 2 s, and
+            // only a handler stuck in a send (a listen stream being acknowledged at
+            // the end) can still use them.
+            self.service.cancel();
         }
-        // Cancelled in both cases, not closed: after a close rmcp waits a fixed 5 s
-        // for the handlers before it cancels them, after a cancel 2 s, and only a
-        // handler stuck in a send (a listen stream being acknowledged at the end)
-        // can still use them.
-        self.service.cancel();
         // rmcp's loop ends on the cancelled token; it reads no more.
         std::future::pending().await
+    }
+
+    /// Writes the refusal that a receive before this one started, if any.
+    async fn finish_refusal(&mut self) -> Result<(), T::Error> {
+        let Some(refusing) = self.refusing.as_mut() else {
+            return Ok(());
+        };
+        let sent = refusing.await;
+        self.refusing = None;
+        sent
     }
 }
 
@@ -154,6 +185,9 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
+            if self.finish_refusal().await.is_err() {
+                return None;
+            }
             if let Some(ending) = &mut self.ending {
                 if let Some(cancel) = ending.pop_front() {
                     return Some(cancel);
@@ -199,9 +233,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
                             too_many_requests(),
                             Some(request.id.clone()),
                         );
-                        if self.inner.send(refusal).await.is_err() {
-                            return None;
-                        }
+                        self.refusing = Some(Box::pin(self.inner.send(refusal)));
                         continue;
                     }
                 }
@@ -221,5 +253,91 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Limited<T> {
 
     async fn close(&mut self) -> Result<(), T::Error> {
         self.inner.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use tokio::sync::Semaphore;
+
+    /// A transport whose client sends `incoming` and whose sends finish only when
+    /// the test gives them a permit.
+    struct Scripted {
+        incoming: VecDeque<ClientJsonRpcMessage>,
+        permits: Arc<Semaphore>,
+        written: Arc<Mutex<Vec<serde_json::Value>>>,
+    }
+
+    impl Transport<RoleServer> for Scripted {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            item: ServerJsonRpcMessage,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            let (permits, written) = (self.permits.clone(), self.written.clone());
+            async move {
+                let _permit = permits.acquire().await.map_err(std::io::Error::other)?;
+                let frame = serde_json::to_value(&item).map_err(std::io::Error::other)?;
+                written.lock().unwrap().push(frame);
+                Ok(())
+            }
+        }
+
+        async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+            match self.incoming.pop_front() {
+                Some(message) => Some(message),
+                None => std::future::pending().await,
+            }
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    fn call(id: u64) -> ClientJsonRpcMessage {
+        serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {}},
+        }))
+        .unwrap()
+    }
+
+    /// rmcp drops an unfinished receive when another event comes first: a refusal
+    /// that was being written then still reaches the client, whole.
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_survives_a_receive_that_rmcp_dropped() {
+        let permits = Arc::new(Semaphore::new(0));
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let scripted = Scripted {
+            incoming: VecDeque::from([call(1), call(2)]),
+            permits: permits.clone(),
+            written: written.clone(),
+        };
+        let mut limited = Limited::new(
+            scripted,
+            1,
+            Duration::from_millis(500),
+            CancellationToken::new(),
+        );
+        assert!(
+            limited.receive().await.is_some(),
+            "the first call is admitted"
+        );
+        // The second is above the limit: its refusal waits for the client.
+        let dropped = tokio::time::timeout(Duration::from_millis(50), limited.receive()).await;
+        assert!(dropped.is_err(), "the receive waits for the refusal's send");
+        permits.add_permits(1);
+        let again = tokio::time::timeout(Duration::from_millis(50), limited.receive()).await;
+        assert!(again.is_err(), "no more input");
+        let written = written.lock().unwrap();
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert_eq!(written[0]["id"], 2);
+        assert_eq!(written[0]["error"]["data"]["cause"], "too_many_requests");
     }
 }
