@@ -282,5 +282,9 @@ mod tests {
             "an item of the keychain holds data that the bridge did not write"
         );
         assert_eq!(describe(&Error::NoEntry), "no such item");
+        assert_eq!(
+            describe(&Error::Ambiguous(Vec::new())),
+            "the keychain has more than one item of that name"
+        );
     }
 }
