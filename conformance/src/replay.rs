@@ -68,6 +68,7 @@ pub async fn replay(transcript: &Transcript, recording: &Recording, env: &Env) -
         stdout_json: true,
         log_format: true,
         injected_stderr: Vec::new(),
+        server_line_prefix: None,
         modern_stdout: false,
     };
     for wire in checks::check(&env.schemas, &peer.entries(), &upstream, &options) {

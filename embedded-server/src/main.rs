@@ -18,11 +18,14 @@
 //! `--input-timeout-ms <n>`, `--name <name>` (the name for VS Code when the discover
 //! result has none) and `--without-server-info` (a discover result without
 //! `serverInfo`).
+//!
+//! At the end it writes on stderr which path served the connection (the
+//! [`Served`] of `serve_stdio`).
 #![forbid(unsafe_code)]
 
 mod tools;
 
-use mcp_bridge_vscode::embed::{self, Discover, EmbedOptions};
+use mcp_bridge_vscode::embed::{self, Discover, EmbedOptions, Served};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -97,10 +100,24 @@ fn main() -> ExitCode {
     // A handler that ignores its cancel token is not waited for.
     runtime.shutdown_background();
     match outcome {
-        Ok(_) => ExitCode::SUCCESS,
+        Ok(served) => {
+            eprintln!("bridge-embedded-server: {}", served_line(served));
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("bridge-embedded-server: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The last line on stderr: which path served the connection, for whoever reads
+/// the server's output (VS Code's Output channel, a transcript).
+fn served_line(served: Served) -> &'static str {
+    match served {
+        Served::Bridge => "served by the bridge (initialize came first)",
+        Served::Direct => "served by rmcp's stdio transport (another message came first)",
+        Served::Nothing => "stdin ended before a first message",
+        _ => "the connection ended",
     }
 }

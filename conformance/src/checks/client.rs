@@ -60,8 +60,12 @@ pub(super) fn client_side(report: &mut Report<'_>, entries: &[Entry], options: &
             }
             (Dir::Stderr, Payload::Line(line))
             | (Dir::Stderr, Payload::Frame(Value::String(line))) => {
+                let servers_own = options
+                    .server_line_prefix
+                    .is_some_and(|prefix| line.starts_with(prefix));
                 if options.log_format
                     && !options.injected_stderr.contains(line)
+                    && !servers_own
                     && !is_log_line(line)
                 {
                     report.fail_text(

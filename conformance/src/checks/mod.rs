@@ -64,6 +64,10 @@ pub struct CheckOptions {
     pub log_format: bool,
     /// Stderr lines that the scripted upstream wrote (not the bridge's).
     pub injected_stderr: Vec<String>,
+    /// The start of the stderr lines of a server that embeds the bridge (its own
+    /// lines, not the bridge's: the contract's "a line without one of these starts
+    /// comes from the upstream server").
+    pub server_line_prefix: Option<&'static str>,
     /// Stdout speaks revision 2026-07-28: an embedded server whose first message
     /// selected rmcp's own transport (the modern path), where the rules of the
     /// 2025-11-25 face of the bridge do not apply.
@@ -171,6 +175,7 @@ mod tests {
             stdout_json: true,
             log_format: true,
             injected_stderr: Vec::new(),
+            server_line_prefix: None,
             modern_stdout: false,
         }
     }
@@ -296,6 +301,32 @@ mod tests {
         ] {
             assert!(found.contains(rule), "{rule} missing in\n{found}");
         }
+    }
+
+    #[test]
+    fn only_an_embedding_servers_own_lines_may_leave_the_log_form() {
+        let entries = [
+            "bridge-embedded-server: stdin ended before a first message",
+            "mcp-bridge-vscode: bridge: info: the upstream server is ready",
+        ]
+        .map(|line| Entry {
+            t_ms: 0.0,
+            dir: Dir::Stderr,
+            payload: Payload::Line(line.into()),
+        });
+        let with_prefix = CheckOptions {
+            server_line_prefix: Some("bridge-embedded-server: "),
+            ..options()
+        };
+        assert!(check(&schemas(), &entries, &[], &with_prefix).is_empty());
+        let found: Vec<_> = check(&schemas(), &entries, &[], &options())
+            .into_iter()
+            .map(|wire| wire.frame)
+            .collect();
+        assert_eq!(
+            found,
+            ["bridge-embedded-server: stdin ended before a first message"]
+        );
     }
 
     #[test]

@@ -12,6 +12,9 @@ use tokio::time::{Duration, Instant};
 /// How long the bridge may take to stop after the last step.
 const FINAL_STOP: Duration = Duration::from_secs(10);
 
+/// The start of `bridge-embedded-server`'s own stderr lines (which path served).
+const EMBEDDED_SERVER_LINE: &str = "bridge-embedded-server: ";
+
 impl Run<'_> {
     /// After the steps: the end of stdin, the frames nobody expected, the
     /// deferred stderr checks and the wire checks.
@@ -82,6 +85,8 @@ impl Run<'_> {
             stdout_json: self.transcript.header.stdout_json,
             log_format: self.transcript.header.check_log_format,
             injected_stderr: self.injected_stderr.clone(),
+            server_line_prefix: (self.transcript.header.upstream == Upstream::Embedded)
+                .then_some(EMBEDDED_SERVER_LINE),
             modern_stdout: self.transcript.header.upstream == Upstream::Embedded
                 && !first_sent_is_initialize(&entries),
         };
