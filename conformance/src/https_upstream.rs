@@ -15,6 +15,10 @@
 //!   page that tells to start the sign-in again the second time;
 //! - `$FIXTURE_BROWSER_WRONG_TOKEN`: a browser that first requests the start URL
 //!   with a wrong token (which must get 404), then follows the right one;
+//! - `$FIXTURE_BROWSER_FORGED_REDIRECT`: a browser that signs in through the start
+//!   URL, and before the authorization server's redirect reaches the bridge sends
+//!   it forged ones (another state, no state, an empty code), which must get 400
+//!   and leave the sign-in waiting;
 //! - `$FIXTURE_BROWSER_AGAIN`: a browser that signs in through the start URL,
 //!   then requests the start URL once more (after the redirect, which must get
 //!   404 and the warning that suggests logout);
@@ -288,6 +292,10 @@ impl HttpsUpstream {
                 &script("browser-wrong-token"),
             )
             .replace("$FIXTURE_BROWSER_AGAIN", &script("browser-again"))
+            .replace(
+                "$FIXTURE_BROWSER_FORGED_REDIRECT",
+                &script("browser-forged-redirect"),
+            )
             .replace("$FIXTURE_BROWSER", &script("browser"))
             .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
             .replace("$PRIVATE_KEY_FILE", &script(PRIVATE_KEY_FILE))
@@ -433,11 +441,12 @@ fn write_browsers(
             "case \"$({get} \"{url}\" 2>/dev/null)\" in \"404 \"*) ;; *) verdict \"$1\" '{what} did not get 404'; exit 1 ;; esac"
         )
     };
-    let signed_in = |then: &str| {
+    let signed_in_with = |browse: &str, then: &str| {
         format!(
             "if {browse}; then {then}; else verdict \"$1\" 'the sign-in through the start URL did not complete'; exit 1; fi"
         )
     };
+    let signed_in = |then: &str| signed_in_with(&browse, then);
     let scripts = [
         (
             "browser",
@@ -449,6 +458,16 @@ fn write_browsers(
             // the sign-in again".
             format!(
                 "{guard}\n{get} \"$1\" >/dev/null 2>&1\n{get} \"$1\" 2>/dev/null | grep -qi 'start the sign-in again' || {{ verdict \"$1\" 'the second request did not get a page that tells to start the sign-in again'; exit 1; }}\nverdict \"$1\" ok"
+            ),
+        ),
+        (
+            "browser-forged-redirect",
+            format!(
+                "{guard}\n{}",
+                signed_in_with(
+                    &browse.replacen(" --browse ", " --forged-redirects --browse ", 1),
+                    "verdict \"$1\" ok"
+                )
             ),
         ),
         (

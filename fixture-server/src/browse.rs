@@ -10,6 +10,12 @@
 //! `<status> <body>`, and the exit code is 0 for any answer (the tests' browser that
 //! requests a start URL and reads what the bridge answers).
 //!
+//! With `--forged-redirects`, before it follows a redirect to a loopback
+//! `/callback` (the authorization server's answer to the bridge's receiver), it
+//! GETs that URL as an attacker would forge it: with another state, without a
+//! state, with an empty code. Each must get 400 and leave the sign-in waiting; an
+//! answer other than 400 is an error, and the exit code is 1.
+//!
 //! It trusts `--ca-file`, or else the CA of every fixture server running on this host
 //! (the `ca.crt` in each `bridge-fixture-server-*` folder of the temporary directory).
 //! An `http` URL must have a loopback host.
@@ -20,6 +26,7 @@ use std::time::Duration;
 
 use hyper::StatusCode;
 use rustls::RootCertStore;
+use tokio_rustls::TlsConnector;
 use url::Url;
 
 use crate::auth::clients::is_loopback_http;
@@ -43,6 +50,8 @@ pub struct BrowseOptions {
     pub follow: bool,
     /// `--resolve NAME:ADDR`: the address of the host NAME.
     pub resolve: Option<(String, std::net::IpAddr)>,
+    /// `--forged-redirects`: forged redirects to the receiver first, each must get 400.
+    pub forged_redirects: bool,
 }
 
 impl std::fmt::Debug for BrowseOptions {
@@ -56,6 +65,7 @@ impl std::fmt::Debug for BrowseOptions {
             .field("ca_file", &self.ca_file)
             .field("follow", &self.follow)
             .field("resolve", &self.resolve)
+            .field("forged_redirects", &self.forged_redirects)
             .finish()
     }
 }
@@ -130,6 +140,13 @@ pub async fn run(options: BrowseOptions) -> i32 {
             }
             return if fetched.status.is_success() { 0 } else { 1 };
         };
+        if options.forged_redirects
+            && is_loopback_http(&next)
+            && next.path() == "/callback"
+            && !forged_redirects_refused(&next, &tls, resolve).await
+        {
+            return 1;
+        }
         hops += 1;
         if hops > MAX_HOPS {
             error!(
@@ -141,6 +158,85 @@ pub async fn run(options: BrowseOptions) -> i32 {
         }
         url = next;
     }
+}
+
+/// GETs the forged forms of a redirect to the receiver; whether each got 400.
+async fn forged_redirects_refused(
+    callback: &Url,
+    tls: &TlsConnector,
+    resolve: Option<&(String, std::net::IpAddr)>,
+) -> bool {
+    for (what, forged) in forged_redirects(callback) {
+        let status = match fetch::get_resolved(&forged, tls, MAX_BODY, TIMEOUT, resolve).await {
+            Ok(fetched) => fetched.status,
+            Err(e) => {
+                error!("browse", "GET {} failed: {e}", without_query(&forged));
+                return false;
+            }
+        };
+        info!(
+            "browse",
+            "{} {} (a forged redirect: {what})",
+            status.as_u16(),
+            without_query(&forged)
+        );
+        if status != StatusCode::BAD_REQUEST {
+            error!(
+                "browse",
+                "a redirect {what} got {} in place of 400 at {}",
+                status.as_u16(),
+                without_query(&forged)
+            );
+            return false;
+        }
+    }
+    true
+}
+
+/// A redirect to the receiver as an attacker forges it: with another state,
+/// without one, with an empty code (each only where the real one has it).
+fn forged_redirects(callback: &Url) -> Vec<(&'static str, Url)> {
+    let pairs: Vec<(String, String)> = callback.query_pairs().into_owned().collect();
+    let has = |name: &str| pairs.iter().any(|(key, _)| key == name);
+    let with = |change: &dyn Fn(&str, &str) -> Option<String>| {
+        let mut url = callback.clone();
+        url.query_pairs_mut().clear().extend_pairs(
+            pairs
+                .iter()
+                .filter_map(|(key, value)| Some((key.as_str(), change(key, value)?))),
+        );
+        url
+    };
+    let mut forged = Vec::new();
+    if has("state") {
+        forged.push((
+            "with another state",
+            with(&|key, value| {
+                Some(if key == "state" {
+                    format!("{value}x")
+                } else {
+                    value.into()
+                })
+            }),
+        ));
+        forged.push((
+            "without a state",
+            with(&|key, value| (key != "state").then(|| value.into())),
+        ));
+    }
+    if has("code") {
+        forged.push((
+            "with an empty code",
+            with(&|key, value| {
+                Some(if key == "code" {
+                    String::new()
+                } else {
+                    value.into()
+                })
+            }),
+        ));
+    }
+    forged
 }
 
 /// `<status> <body>` on stdout, for `--no-follow`: 0, or 1 when stdout fails.
@@ -294,11 +390,38 @@ mod tests {
             ca_file: None,
             follow: true,
             resolve: None,
+            forged_redirects: false,
         };
         assert_eq!(
             format!("{options:?}"),
-            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None, follow: true, resolve: None }"
+            "BrowseOptions { url: \"https://127.0.0.1:1/authorize?[REDACTED]\", ca_file: None, follow: true, resolve: None, forged_redirects: false }"
         );
+    }
+
+    #[test]
+    fn a_redirect_is_forged_with_another_state_without_one_and_with_an_empty_code() {
+        let callback =
+            Url::parse("http://127.0.0.1:5/callback?code=c1&state=s1&iss=https%3A%2F%2Fa").unwrap();
+        let forged: Vec<_> = forged_redirects(&callback)
+            .into_iter()
+            .map(|(what, url)| (what, url.query().unwrap_or_default().to_owned()))
+            .collect();
+        assert_eq!(
+            forged,
+            [
+                (
+                    "with another state",
+                    "code=c1&state=s1x&iss=https%3A%2F%2Fa".into()
+                ),
+                ("without a state", "code=c1&iss=https%3A%2F%2Fa".into()),
+                (
+                    "with an empty code",
+                    "code=&state=s1&iss=https%3A%2F%2Fa".into()
+                ),
+            ]
+        );
+        let denied = Url::parse("http://127.0.0.1:5/callback?error=access_denied").unwrap();
+        assert!(forged_redirects(&denied).is_empty());
     }
 
     #[test]

@@ -354,6 +354,11 @@ struct BrowseArgs {
     /// browser whose resolver knows a name that this machine's does not
     #[arg(long, value_name = "NAME:ADDR", value_parser = resolve)]
     resolve: Option<(String, std::net::IpAddr)>,
+    /// With --browse: before it follows a redirect to a loopback /callback, GETs it
+    /// with another state, without a state and with an empty code; exit 1 unless
+    /// each of these gets 400 (a redirect receiver takes only its state and a code)
+    #[arg(long)]
+    forged_redirects: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -591,7 +596,9 @@ fn hostile_redirect(value: &str) -> Result<HostileRedirect, InvalidValue> {
 /// Options that do not go together.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Misuse {
-    #[error("--browse runs no server: it takes only --ca-file, --no-follow and --resolve")]
+    #[error(
+        "--browse runs no server: it takes only --ca-file, --no-follow, --resolve and --forged-redirects"
+    )]
     BrowseServes,
     #[error("--https and --http exclude each other")]
     BothHttpModes,
@@ -601,6 +608,10 @@ pub enum Misuse {
     NoFollowWithoutBrowse,
     #[error("--resolve needs --browse")]
     ResolveWithoutBrowse,
+    #[error("--forged-redirects needs --browse")]
+    ForgedRedirectsWithoutBrowse,
+    #[error("--forged-redirects and --no-follow exclude each other")]
+    ForgedRedirectsWithoutFollow,
     #[error(
         "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --token-type, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --quoted-description, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
     )]
@@ -739,12 +750,19 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.code_bytes = auth.code_bytes;
     if let Some(url) = browse.browse {
         check_browse(&options)?;
+        if browse.forged_redirects && browse.no_follow {
+            return Err(Misuse::ForgedRedirectsWithoutFollow);
+        }
         return Ok(Command::Browse(BrowseOptions {
             url,
             ca_file: browse.ca_file,
             follow: !browse.no_follow,
             resolve: browse.resolve,
+            forged_redirects: browse.forged_redirects,
         }));
+    }
+    if browse.forged_redirects {
+        return Err(Misuse::ForgedRedirectsWithoutBrowse);
     }
     if browse.resolve.is_some() {
         return Err(Misuse::ResolveWithoutBrowse);
@@ -759,7 +777,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     Ok(Command::Serve(Box::new(options)))
 }
 
-/// `--browse` runs no server: it takes `--ca-file` and `--no-follow` only.
+/// `--browse` runs no server: it takes only the options of the test browser.
 fn check_browse(options: &Options) -> Result<(), Misuse> {
     let plain = Options {
         config: Config {
@@ -1105,6 +1123,7 @@ mod tests {
                 ca_file: Some("/tmp/ca.crt".into()),
                 follow: true,
                 resolve: None,
+                forged_redirects: false,
             })
         );
         assert_eq!(
@@ -1114,6 +1133,7 @@ mod tests {
                 ca_file: None,
                 follow: false,
                 resolve: None,
+                forged_redirects: false,
             })
         );
         assert_eq!(
@@ -1129,12 +1149,28 @@ mod tests {
                 ca_file: None,
                 follow: true,
                 resolve: Some(("a.test".into(), [127, 0, 0, 1].into())),
+                forged_redirects: false,
             })
         );
+        assert_eq!(
+            parse_strs(&["--browse", "https://127.0.0.1:1/a", "--forged-redirects"]).unwrap(),
+            Command::Browse(BrowseOptions {
+                url: "https://127.0.0.1:1/a".into(),
+                ca_file: None,
+                follow: true,
+                resolve: None,
+                forged_redirects: true,
+            })
+        );
+        assert!(
+            error(&["--browse", "x", "--forged-redirects", "--no-follow"])
+                .contains("--forged-redirects and --no-follow exclude each other")
+        );
+        assert!(error(&["--forged-redirects"]).contains("--forged-redirects needs --browse"));
         assert!(error(&["--resolve", "a.test:127.0.0.1"]).contains("--resolve needs --browse"));
         assert!(error(&["--browse", "x", "--resolve", "a.test"]).contains("NAME:ADDR"));
         assert!(error(&["--browse", "x", "--https"]).contains(
-            "--browse runs no server: it takes only --ca-file, --no-follow and --resolve"
+            "--browse runs no server: it takes only --ca-file, --no-follow, --resolve and --forged-redirects"
         ));
         assert!(error(&["--ca-file", "x"]).contains("--ca-file needs --browse"));
         assert!(error(&["--no-follow"]).contains("--no-follow needs --browse"));
