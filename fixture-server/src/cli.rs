@@ -368,6 +368,10 @@ struct FaultArgs {
     /// is not served; may be repeated
     #[arg(long, value_name = "N:STATUS", value_parser = fail_status)]
     fail_status: Vec<(u64, u16)>,
+    /// The bodies of --fail-status are JSON that is no JSON-RPC message
+    /// ({"error": "<text>"}), as from a gateway or a web framework
+    #[arg(long, requires = "fail_status")]
+    fail_status_json: bool,
     /// Waits MS milliseconds before each SSE event
     #[arg(long, value_name = "MS", value_parser = slow_stream_ms)]
     slow_stream_ms: Option<Duration>,
@@ -701,6 +705,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.bearer_env = http.bearer_env;
     http_options.print_exchanges = http.print_exchanges;
     http_options.faults.fail_status = faults.fail_status;
+    http_options.faults.fail_status_json = faults.fail_status_json;
     http_options.faults.slow_stream = faults.slow_stream_ms;
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
@@ -946,6 +951,7 @@ mod tests {
             "1:503",
             "--fail-status",
             "3:500",
+            "--fail-status-json",
             "--slow-stream-ms",
             "20",
             "--break-stream-after",
@@ -969,6 +975,7 @@ mod tests {
         assert_eq!(http.keep_alive, Duration::from_millis(250));
         assert!(http.always_sse);
         assert_eq!(http.faults.fail_status, [(1, 503), (3, 500)]);
+        assert!(http.faults.fail_status_json);
         assert_eq!(http.faults.slow_stream, Some(Duration::from_millis(20)));
         assert_eq!(http.faults.break_stream_after, Some(0));
         assert_eq!(http.faults.oversized_event, Some(70000));
@@ -990,6 +997,7 @@ mod tests {
         assert!(error(&["--https", "--oversized-event", "+5"]).contains("--oversized-event"));
         assert!(error(&["--https", "--sse-piece-bytes", "0"]).contains("--sse-piece-bytes"));
         assert!(error(&["--https", "--fail-status", "0:500"]).contains("N:STATUS"));
+        assert!(error(&["--https", "--fail-status-json"]).contains("--fail-status <N:STATUS>"));
         assert!(error(&["--https", "--tls-case", "bad"]).contains("--tls-case"));
         assert!(
             error(&["--https", "--host", "a/b"])

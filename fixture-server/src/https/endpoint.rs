@@ -170,10 +170,12 @@ impl Endpoint {
         if let Some(status) = self.settings.faults.status_of_post(post) {
             crate::info!("http", "--fail-status: the POST {post} gets {status}");
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            return text(
-                status,
-                &format!("--fail-status: the POST {post} gets {status}."),
-            );
+            let message = format!("--fail-status: the POST {post} gets {status}.");
+            return if self.settings.faults.fail_status_json {
+                json(status, serde_json::json!({ "error": message }).to_string())
+            } else {
+                text(status, &message)
+            };
         }
         self.post(post, request, access.as_ref()).await
     }

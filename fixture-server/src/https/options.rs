@@ -97,6 +97,9 @@ impl TlsCase {
 pub struct Faults {
     /// `--fail-status N:STATUS`: the Nth POST (from 1) gets STATUS and is not served.
     pub fail_status: Vec<(u64, u16)>,
+    /// `--fail-status-json`: the body of a `--fail-status` answer is JSON that is no
+    /// JSON-RPC message, `{"error": "<text>"}`, as from a gateway or a web framework.
+    pub fail_status_json: bool,
     /// `--slow-stream-ms MS`: each SSE event waits this long before it goes out.
     pub slow_stream: Option<Duration>,
     /// `--break-stream-after N`: an SSE stream closes after N events, before any further
