@@ -231,6 +231,12 @@ pub enum StepKind {
     UpstreamExit(i32),
     /// The scripted upstream closes its stdout and keeps running.
     UpstreamCloseStdout,
+    /// The scripted upstream starts a process in its process group that writes
+    /// `stderr` (a line of the upstream's) `clean_up_ms` after a termination signal.
+    UpstreamGrandchild {
+        clean_up_ms: u64,
+        stderr: String,
+    },
     /// A stderr line equal to this comes (after the last matched stderr line).
     ExpectStderr(String),
     /// A stderr line that the regex matches comes (after the last matched one).
@@ -838,6 +844,19 @@ fn parse_step(
                 .ok_or_else(|| shape("upstream_exit", "an exit code"))?,
         ))?,
         "upstream_close_stdout" => scripted(StepKind::UpstreamCloseStdout)?,
+        "upstream_grandchild" => scripted(StepKind::UpstreamGrandchild {
+            clean_up_ms: value
+                .get("clean_up_ms")
+                .map(millis_of)
+                .transpose()?
+                .ok_or_else(|| needs("upstream_grandchild", "clean_up_ms"))?,
+            stderr: value
+                .get("stderr")
+                .map(text_of)
+                .transpose()?
+                .filter(|text| !text.is_empty() && !text.contains('\n'))
+                .ok_or_else(|| needs("upstream_grandchild", "a stderr line"))?,
+        })?,
         "expect_stderr" => StepKind::ExpectStderr(text_of(&value)?),
         "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
         "expect_no_stderr_match" => StepKind::ExpectNoStderrMatch(regex_of(&value)?),
@@ -1089,6 +1108,18 @@ mod tests {
         assert_eq!(
             message(&format!("{HEADER}\n{{\"send\":1,\"expect\":1}}")),
             r#"a step has one kind, this one has ["send", "expect"]"#
+        );
+        assert_eq!(
+            message(&format!(
+                "{HEADER}\n{{\"upstream_grandchild\":{{\"clean_up_ms\":300}}}}"
+            )),
+            "upstream_grandchild needs a stderr line"
+        );
+        assert_eq!(
+            message(&format!(
+                "{HEADER}\n{{\"upstream_grandchild\":{{\"stderr\":\"a\\nb\",\"clean_up_ms\":1}}}}"
+            )),
+            "upstream_grandchild needs a stderr line"
         );
     }
 

@@ -19,7 +19,10 @@
 //! - `#ignore-sigterm`: from now on a termination signal does not end the relay,
 //!   as an upstream server that ignores it (only a kill stops it);
 //! - `#close-stdout`: close stdout and keep running, as a server that can never
-//!   answer again (the lines after it go nowhere).
+//!   answer again (the lines after it go nowhere);
+//! - `#grandchild <ms> <text>`: start a process in the relay's process group, as
+//!   a server that starts helpers; it runs until a termination signal, and then
+//!   writes `<text>` to stderr after `<ms>` milliseconds of clean-up and exits.
 //!
 //! The end of the socket is an exit with code 0, as a server that ends.
 
@@ -94,7 +97,33 @@ pub async fn run(port: u16, token: &str) -> i32 {
         } else if command == b"#close-stdout" {
             let _ = stdout.flush().await;
             close_stdout();
+        } else if let Some(spec) = command.strip_prefix(b"#grandchild ") {
+            start_grandchild(&String::from_utf8_lossy(spec));
         }
+    }
+}
+
+/// Starts the process of `#grandchild <ms> <text>` in the relay's process group
+/// (a shell, whose trap runs at once since it waits on a background sleep; its
+/// own stderr, where it reports the sleep that the signal ended, goes nowhere). It
+/// holds neither stdin nor stdout of the relay: only the stop of the group ends it.
+fn start_grandchild(spec: &str) {
+    let (millis, text) = spec.split_once(' ').unwrap_or((spec, ""));
+    let Ok(millis) = millis.parse::<u64>() else {
+        eprintln!("mcp-conformance relay: #grandchild needs milliseconds, got {millis:?}");
+        return;
+    };
+    let script = format!(
+        "exec 3>&2 2>/dev/null\ntrap 'sleep {seconds}; printf \"%s\\n\" \"$0\" >&3; exit 0' TERM\nwhile :; do sleep 1 & wait $!; done",
+        seconds = millis as f64 / 1000.0
+    );
+    let started = std::process::Command::new("sh")
+        .args(["-c", &script, text])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    if let Err(error) = started {
+        eprintln!("mcp-conformance relay: cannot start the grandchild: {error}");
     }
 }
 

@@ -83,6 +83,11 @@ impl Drop for UpstreamHub {
                 task.abort();
             }
         }
+        // What a wrong bridge left of an upstream's group (a helper that it did
+        // not stop) must not outlive the run.
+        for pid in lock(&self.pids).iter() {
+            harness_sim::process_group::kill_rest(*pid);
+        }
     }
 }
 
@@ -189,6 +194,13 @@ impl UpstreamHub {
     /// The scripted upstream closes its stdout and keeps running.
     pub async fn close_stdout(&self) -> Result<(), HubError> {
         self.command("#close-stdout\n".to_owned()).await
+    }
+
+    /// The scripted upstream starts a process in its group that writes `text` to
+    /// stderr `clean_up_ms` after a termination signal, and then exits.
+    pub async fn grandchild(&self, clean_up_ms: u64, text: &str) -> Result<(), HubError> {
+        self.command(format!("#grandchild {clean_up_ms} {text}\n"))
+            .await
     }
 }
 

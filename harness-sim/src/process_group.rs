@@ -33,6 +33,23 @@ pub fn is_gone(_id: u32) -> bool {
     true
 }
 
+/// Kills what is left of the group `id`, if anything: for a test whose process
+/// under test left processes behind, which must not outlive the test.
+#[cfg(unix)]
+pub fn kill_rest(id: u32) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    if let Ok(group) = i32::try_from(id)
+        && !is_gone(id)
+    {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    }
+}
+
+/// Without process groups there is no group to kill.
+#[cfg(not(unix))]
+pub fn kill_rest(_id: u32) {}
+
 /// How many processes of the group `id` are not zombies, from `/proc` (None
 /// without it).
 #[cfg(unix)]

@@ -333,6 +333,10 @@ impl<'a> Run<'a> {
             StepKind::UpstreamStderr(text) => self.upstream_stderr(line, text).await,
             StepKind::UpstreamExit(code) => self.upstream_exit(line, *code).await,
             StepKind::UpstreamCloseStdout => self.upstream_close_stdout(line).await,
+            StepKind::UpstreamGrandchild {
+                clean_up_ms,
+                stderr,
+            } => self.upstream_grandchild(line, *clean_up_ms, stderr).await,
             StepKind::ExpectStderr(text) => {
                 let text = text.clone();
                 self.expect_stderr(

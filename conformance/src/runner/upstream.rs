@@ -178,6 +178,22 @@ impl Run<'_> {
             .map_err(at(line))
     }
 
+    /// `upstream_grandchild`: the scripted upstream starts a process in its group
+    /// whose line at its termination signal is the upstream's, not the bridge's.
+    pub(super) async fn upstream_grandchild(
+        &mut self,
+        line: usize,
+        clean_up_ms: u64,
+        text: &str,
+    ) -> Result<(), Failure> {
+        self.injected_stderr.push(text.to_owned());
+        self.hub()
+            .map_err(at(line))?
+            .grandchild(clean_up_ms, text)
+            .await
+            .map_err(at(line))
+    }
+
     /// `upstream_exit`: the scripted upstream exits with `code`.
     pub(super) async fn upstream_exit(&mut self, line: usize, code: i32) -> Result<(), Failure> {
         self.hub()
