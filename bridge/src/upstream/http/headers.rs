@@ -269,6 +269,9 @@ mod tests {
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
         );
         assert_eq!(encode_value("file:///a b"), "file:///a b");
+        // Only the whole sentinel is encoded, not a value that starts or ends like it.
+        assert_eq!(encode_value("=?base64?x"), "=?base64?x");
+        assert_eq!(encode_value("x?="), "x?=");
     }
 
     #[test]
@@ -301,6 +304,10 @@ mod tests {
         );
         let missing = json!({"region":null,"opts":{}});
         assert!(param_values(&headers, missing.as_object().unwrap()).is_empty());
+        // The revision encodes strings, integers and booleans only: a number that
+        // is no integer, an object or an array makes no header.
+        let unencodable = json!({"region":["a"],"opts":{"tenant":2.5}});
+        assert!(param_values(&headers, unencodable.as_object().unwrap()).is_empty());
     }
 
     #[test]
