@@ -408,6 +408,10 @@ struct FaultArgs {
     /// once (not a valid JSON-RPC response), with the request's id
     #[arg(long, value_name = "METHOD")]
     invalid_response_method: Option<String>,
+    /// The JSON response of each request of METHOD carries the id 9999999 in place of
+    /// the request's (the answer of another request)
+    #[arg(long, value_name = "METHOD")]
+    misaddressed_response_method: Option<String>,
 }
 
 /// A value that its option does not take; the message names both.
@@ -715,6 +719,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.faults.sse_piece_bytes = faults.sse_piece_bytes;
     http_options.faults.version_error_method = faults.version_error_method;
     http_options.faults.invalid_response_method = faults.invalid_response_method;
+    http_options.faults.misaddressed_response_method = faults.misaddressed_response_method;
     http_options.faults.version_error_without_own_version =
         faults.version_error_without_own_version;
     let auth_options = &mut options.auth;
@@ -962,6 +967,8 @@ mod tests {
             "100",
             "--invalid-response-method",
             "tools/call",
+            "--misaddressed-response-method",
+            "prompts/get",
             "--host",
             "remote.mcp-bridge.test",
         ])
@@ -983,6 +990,10 @@ mod tests {
         assert_eq!(
             http.faults.invalid_response_method.as_deref(),
             Some("tools/call")
+        );
+        assert_eq!(
+            http.faults.misaddressed_response_method.as_deref(),
+            Some("prompts/get")
         );
         assert_eq!(http.host.as_deref(), Some("remote.mcp-bridge.test"));
     }

@@ -14,6 +14,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use rmcp::model::{ErrorCode, ErrorData};
 
 use super::headers::{self, HEADER_MISMATCH, HeaderMismatch};
+use super::options::MISADDRESSED_ID;
 use super::sse::{self, StreamSettings};
 use crate::auth::grants::Access;
 use crate::auth::{self, AuthServer};
@@ -352,6 +353,8 @@ impl Endpoint {
             self.settings.faults.invalid_response_method.as_deref() == Some(&request.method);
         let no_content_type =
             self.settings.faults.no_content_type_method.as_deref() == Some(&request.method);
+        let misaddressed =
+            self.settings.faults.misaddressed_response_method.as_deref() == Some(&request.method);
         methods::request(&self.session, request);
         let Some(first) = frames.recv().await else {
             return error(
@@ -365,6 +368,8 @@ impl Endpoint {
                 let status = status_of(&frame);
                 let frame = if invalid_response {
                     with_an_error_too(frame)
+                } else if misaddressed {
+                    with_another_id(frame)
                 } else {
                     frame
                 };
@@ -448,6 +453,19 @@ fn status_of(frame: &str) -> StatusCode {
 
 fn invalid(message: impl Into<String>) -> ErrorData {
     wire::invalid_request(message)
+}
+
+/// The frame of `--misaddressed-response-method`: the answer of no request of the client.
+fn with_another_id(frame: String) -> String {
+    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(&frame) else {
+        return frame;
+    };
+    object.insert("id".into(), MISADDRESSED_ID.into());
+    crate::info!(
+        "http",
+        "--misaddressed-response-method: the response has the id {MISADDRESSED_ID}"
+    );
+    serde_json::Value::Object(object).to_string()
 }
 
 /// The frame of `--invalid-response-method`: its `result` and an `error` at once.

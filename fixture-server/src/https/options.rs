@@ -133,7 +133,13 @@ pub struct Faults {
     /// METHOD carries its `result` and an `error` at once, which is no valid
     /// JSON-RPC response, with the request's id.
     pub invalid_response_method: Option<String>,
+    /// `--misaddressed-response-method METHOD`: the JSON response of each request of
+    /// METHOD carries the id [`MISADDRESSED_ID`] in place of the request's.
+    pub misaddressed_response_method: Option<String>,
 }
+
+/// The id of the responses of `--misaddressed-response-method`: no client's.
+pub const MISADDRESSED_ID: u64 = 9_999_999;
 
 impl Faults {
     /// The status that the POST number `n` (from 1) must get, if any.
