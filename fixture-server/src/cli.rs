@@ -107,8 +107,9 @@ struct ServerArgs {
     /// Adds the tool array_output (an outputSchema of type array)
     #[arg(long)]
     array_output: bool,
-    /// Adds the tool stray_param_header, whose x-mcp-header is on the items of an array
-    /// (not reachable through properties alone)
+    /// Adds the tools stray_param_header, whose x-mcp-header is on the items of an
+    /// array, and stray_param_header_in_any_of, whose x-mcp-header is in an anyOf
+    /// (neither reachable through properties alone)
     #[arg(long)]
     stray_param_header: bool,
     /// Adds the tool param_header_echo: its parameter text is mirrored in the header

@@ -59,6 +59,7 @@ fn fixture(config: &Config) -> Catalog {
     }
     if config.stray_param_header {
         tools.push(basic::stray_param_header());
+        tools.push(basic::stray_param_header_in_any_of());
     }
     if config.param_header_not_a_token {
         tools.push(basic::param_header_not_a_token());

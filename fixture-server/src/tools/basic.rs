@@ -144,6 +144,31 @@ async fn stray_param_header_call(call: ToolCall) -> Result<ToolReply, ErrorData>
     Ok(text("stray_param_header"))
 }
 
+/// `stray_param_header_in_any_of`: an `x-mcp-header` in a branch of `anyOf`, which a
+/// client cannot know to apply (SEP-2243: a tool with such an annotation is not
+/// valid).
+pub fn stray_param_header_in_any_of() -> ToolSpec {
+    ToolSpec {
+        tool: read_only(tool(
+            "stray_param_header_in_any_of",
+            "Has an x-mcp-header in a branch of anyOf.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "label": {"anyOf": [{"type": "string", "x-mcp-header": "Label"}, {"type": "integer"}]},
+                },
+            }),
+        )),
+        handler: |call| Box::pin(stray_param_header_in_any_of_call(call)),
+        switch: None,
+    }
+}
+
+async fn stray_param_header_in_any_of_call(call: ToolCall) -> Result<ToolReply, ErrorData> {
+    Args::of(&call).only(&["label"])?;
+    Ok(text("stray_param_header_in_any_of"))
+}
+
 fn object(value: Value) -> serde_json::Map<String, Value> {
     match value {
         Value::Object(map) => map,
