@@ -42,7 +42,8 @@ pub struct Config {
     /// Adds `array_output` (an `outputSchema` of type array), for in-process tests.
     pub array_output: bool,
     /// `--stray-param-header`: adds `stray_param_header`, whose `x-mcp-header` is on
-    /// the `items` of an array, not on a chain of `properties`.
+    /// the `items` of an array, and `stray_param_header_in_any_of`, whose
+    /// `x-mcp-header` is in a branch of `anyOf`: neither on a chain of `properties`.
     pub stray_param_header: bool,
     /// `--param-header-echo`: adds `param_header_echo`, whose `x-mcp-header` its own
     /// calls take out of the list and put back.
