@@ -286,5 +286,13 @@ mod tests {
             describe(&Error::Ambiguous(Vec::new())),
             "the keychain has more than one item of that name"
         );
+        assert_eq!(
+            describe(&Error::TooLong("password".into(), 2560)),
+            "the password is longer than 2560"
+        );
+        assert_eq!(
+            describe(&Error::Invalid("service".into(), "it is empty".into())),
+            "the service is not valid: it is empty"
+        );
     }
 }
