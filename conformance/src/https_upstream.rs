@@ -419,10 +419,14 @@ fn write_browsers(
     let resolve = url_host
         .map(|host| format!(" --resolve '{host}:127.0.0.1'"))
         .unwrap_or_default();
-    let browse = format!(
-        "'{}' --browse \"$1\" --ca-file '{ca_file}'{resolve} >/dev/null 2>&1",
-        fixture.display()
-    );
+    // The fixture's test browser on the opened URL, with these options of its own.
+    let browse_with = |options: &str| {
+        format!(
+            "'{}'{options} --browse \"$1\" --ca-file '{ca_file}'{resolve} >/dev/null 2>&1",
+            fixture.display()
+        )
+    };
+    let browse = browse_with("");
     let log = browser_log(dir);
     // Each script says what it got and how it ended, tab-separated, in the log that
     // the runner reads; an URL holds no tab (the guard checks its form first).
@@ -464,10 +468,7 @@ fn write_browsers(
             "browser-forged-redirect",
             format!(
                 "{guard}\n{}",
-                signed_in_with(
-                    &browse.replacen(" --browse ", " --forged-redirects --browse ", 1),
-                    "verdict \"$1\" ok"
-                )
+                signed_in_with(&browse_with(" --forged-redirects"), "verdict \"$1\" ok")
             ),
         ),
         (

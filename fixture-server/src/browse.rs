@@ -197,44 +197,33 @@ async fn forged_redirects_refused(
 /// without one, with an empty code (each only where the real one has it).
 fn forged_redirects(callback: &Url) -> Vec<(&'static str, Url)> {
     let pairs: Vec<(String, String)> = callback.query_pairs().into_owned().collect();
-    let has = |name: &str| pairs.iter().any(|(key, _)| key == name);
-    let with = |change: &dyn Fn(&str, &str) -> Option<String>| {
+    let value_of = |name: &str| {
+        pairs
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(value.as_str()))
+    };
+    // The callback with the parameter `name` set to `new`, or left out for `None`.
+    let changed = |name: &str, new: Option<&str>| {
         let mut url = callback.clone();
-        url.query_pairs_mut().clear().extend_pairs(
-            pairs
-                .iter()
-                .filter_map(|(key, value)| Some((key.as_str(), change(key, value)?))),
-        );
+        url.query_pairs_mut()
+            .clear()
+            .extend_pairs(pairs.iter().filter_map(|(key, value)| {
+                if key == name {
+                    new.map(|new| (key.as_str(), new))
+                } else {
+                    Some((key.as_str(), value.as_str()))
+                }
+            }));
         url
     };
     let mut forged = Vec::new();
-    if has("state") {
-        forged.push((
-            "with another state",
-            with(&|key, value| {
-                Some(if key == "state" {
-                    format!("{value}x")
-                } else {
-                    value.into()
-                })
-            }),
-        ));
-        forged.push((
-            "without a state",
-            with(&|key, value| (key != "state").then(|| value.into())),
-        ));
+    if let Some(state) = value_of("state") {
+        let another = format!("{state}x");
+        forged.push(("with another state", changed("state", Some(&another))));
+        forged.push(("without a state", changed("state", None)));
     }
-    if has("code") {
-        forged.push((
-            "with an empty code",
-            with(&|key, value| {
-                Some(if key == "code" {
-                    String::new()
-                } else {
-                    value.into()
-                })
-            }),
-        ));
+    if value_of("code").is_some() {
+        forged.push(("with an empty code", changed("code", Some(""))));
     }
     forged
 }

@@ -457,30 +457,30 @@ fn invalid(message: impl Into<String>) -> ErrorData {
 
 /// The frame of `--misaddressed-response-method`: the answer of no request of the client.
 fn with_another_id(frame: String) -> String {
-    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(&frame) else {
-        return frame;
-    };
-    object.insert("id".into(), MISADDRESSED_ID.into());
     crate::info!(
         "http",
         "--misaddressed-response-method: the response has the id {MISADDRESSED_ID}"
     );
-    serde_json::Value::Object(object).to_string()
+    with_member(frame, "id", MISADDRESSED_ID.into())
 }
 
 /// The frame of `--invalid-response-method`: its `result` and an `error` at once.
 fn with_an_error_too(frame: String) -> String {
-    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(&frame) else {
-        return frame;
-    };
-    object.insert(
-        "error".into(),
-        serde_json::json!({"code": -32603, "message": "--invalid-response-method"}),
-    );
     crate::info!(
         "http",
         "--invalid-response-method: a result with an error too"
     );
+    let error = serde_json::json!({"code": -32603, "message": "--invalid-response-method"});
+    with_member(frame, "error", error)
+}
+
+/// The frame with the member `name` set to `value` (a frame that is no JSON object
+/// as it is).
+fn with_member(frame: String, name: &str, value: serde_json::Value) -> String {
+    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(&frame) else {
+        return frame;
+    };
+    object.insert(name.into(), value);
     serde_json::Value::Object(object).to_string()
 }
 
