@@ -1,8 +1,10 @@
 //! The command line of `mcp-conformance`.
 //!
 //! ```text
-//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--jobs N] [--fail-fast] [--dir DIR] [FILES...]
-//! mcp-conformance replay FILE
+//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--junit FILE]
+//!                 [--jobs N] [--fail-fast] [--dir DIR]
+//!                 [--bridge PATH] [--fixture PATH] [--embedded PATH] [FILES...]
+//! mcp-conformance replay [--bridge PATH] [--fixture PATH] [--embedded PATH] FILE
 //! mcp-conformance contract --run RUN.json  (prints docs/contract.md)
 //! mcp-conformance relay PORT TOKEN        (the bridge's upstream command; not for people)
 //! ```
@@ -10,7 +12,7 @@
 //! Exit codes: 0 when every transcript that ran passed, 1 when one failed, 2 for
 //! arguments or data that are not valid.
 
-use crate::bins::{Bins, BinsError};
+use crate::bins::{Bins, BinsError, Named};
 use crate::catalog::Catalog;
 use crate::matrix::Matrix;
 use crate::runner::Env;
@@ -43,6 +45,8 @@ enum Command {
         /// The transcripts folder (the catalog and the schemas).
         #[arg(long)]
         dir: Option<PathBuf>,
+        #[command(flatten)]
+        executables: ExecutableArgs,
     },
     /// Prints docs/contract.md: the catalog's items with the cells and transcripts of
     /// a recorded run (the JSON of `run --json`).
@@ -82,8 +86,37 @@ struct RunArgs {
     /// The transcripts folder.
     #[arg(long)]
     dir: Option<PathBuf>,
+    #[command(flatten)]
+    executables: ExecutableArgs,
     /// Transcript files (default: every .jsonl file of the folder).
     files: Vec<PathBuf>,
+}
+
+/// The executables under test, when they are not the workspace's.
+#[derive(Debug, clap::Args)]
+struct ExecutableArgs {
+    /// The bridge to test, in place of this workspace's mcp-bridge-vscode (wins over
+    /// the variable MCP_CONFORMANCE_BRIDGE).
+    #[arg(long, value_name = "PATH")]
+    bridge: Option<PathBuf>,
+    /// The upstream fixture server, in place of this workspace's bridge-fixture-server
+    /// (wins over MCP_CONFORMANCE_FIXTURE).
+    #[arg(long, value_name = "PATH")]
+    fixture: Option<PathBuf>,
+    /// The embedded server of the transcripts of M5, in place of this workspace's
+    /// bridge-embedded-server (wins over MCP_CONFORMANCE_EMBEDDED).
+    #[arg(long, value_name = "PATH")]
+    embedded: Option<PathBuf>,
+}
+
+impl ExecutableArgs {
+    fn named(self) -> Named {
+        Named {
+            bridge: self.bridge,
+            fixture: self.fixture,
+            embedded: self.embedded,
+        }
+    }
 }
 
 /// Runs the command line; returns the exit code.
@@ -98,7 +131,11 @@ pub async fn main(args: Vec<std::ffi::OsString>) -> i32 {
     };
     match args.command {
         Some(Command::Relay { port, token }) => crate::relay::run(port, &token).await,
-        Some(Command::Replay { file, dir }) => replay(file, dir).await,
+        Some(Command::Replay {
+            file,
+            dir,
+            executables,
+        }) => replay(file, dir, executables.named()).await,
         Some(Command::Contract { run, dir }) => contract(&run, dir),
         Some(Command::Run(run_args)) => run(run_args).await,
         None => run(args.run).await,
@@ -124,10 +161,14 @@ enum SetupError {
 }
 
 /// The schemas and the executables of a run (built first when they are stale).
-fn environment(dir: &std::path::Path, with_embedded: bool) -> Result<Env, SetupError> {
+fn environment(
+    dir: &std::path::Path,
+    with_embedded: bool,
+    named: Named,
+) -> Result<Env, SetupError> {
     let schemas = Schemas::load(&dir.join("schema"))?;
     let relay = std::env::current_exe().map_err(SetupError::OwnPath)?;
-    let bins = Bins::locate(relay, with_embedded)?;
+    let bins = Bins::locate_named(relay, with_embedded, named)?;
     Ok(Env {
         bins,
         schemas: Arc::new(schemas),
@@ -163,7 +204,7 @@ async fn run(args: RunArgs) -> i32 {
             .as_ref()
             .is_ok_and(|t| t.header.upstream == crate::format::Upstream::Embedded)
     });
-    let env = match environment(&dir, needs_embedded) {
+    let env = match environment(&dir, needs_embedded, args.executables.named()) {
         Ok(env) => env,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");
@@ -231,7 +272,7 @@ fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {
     }
 }
 
-async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
+async fn replay(file: PathBuf, dir: Option<PathBuf>, named: Named) -> i32 {
     let dir = dir.unwrap_or_else(crate::paths::transcripts_dir);
     let file = file.canonicalize().unwrap_or(file);
     let dir = dir.canonicalize().unwrap_or(dir);
@@ -251,7 +292,7 @@ async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
         return 2;
     };
     let needs_embedded = transcript.header.upstream == crate::format::Upstream::Embedded;
-    let env = match environment(&dir, needs_embedded) {
+    let env = match environment(&dir, needs_embedded, named) {
         Ok(env) => env,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");
