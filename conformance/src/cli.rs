@@ -15,6 +15,7 @@
 use crate::bins::{Bins, BinsError, Named};
 use crate::catalog::Catalog;
 use crate::matrix::Matrix;
+use crate::mode::RunMode;
 use crate::runner::Env;
 use crate::schema::{SchemaError, Schemas};
 use crate::suite;
@@ -77,6 +78,10 @@ struct RunArgs {
     /// Print the matrix as a Markdown table.
     #[arg(long)]
     markdown: bool,
+    /// Also write the outcomes as JUnit XML to this file: one test case per
+    /// transcript, one suite per milestone (and recorded/).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     /// How many transcripts run at the same time.
     #[arg(long)]
     jobs: Option<usize>,
@@ -211,21 +216,40 @@ async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    // Created before the run, so that a path it cannot write stops it at once.
+    let junit = match args.junit.map(JunitFile::create).transpose() {
+        Ok(junit) => junit,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
     let plan = suite::RunPlan {
         jobs: args.jobs.unwrap_or_else(suite::default_jobs),
         fail_fast: args.fail_fast,
     };
+    let mode = RunMode::Strict;
+    let started = std::time::SystemTime::now();
+    let clock = tokio::time::Instant::now();
     let outcomes = suite::run_all(loaded, env, plan).await;
+    let info = crate::junit::RunInfo {
+        mode,
+        started,
+        elapsed: clock.elapsed(),
+    };
     let matrix = Matrix::build(
         &catalog,
         &outcomes,
         args.item.as_deref(),
         args.milestone.as_deref(),
     );
+    let junit_written = junit.map(|file| file.write(&outcomes, &catalog.milestones, &info));
     if args.json {
+        let mut json = matrix.to_json(&outcomes);
+        json["mode"] = mode.name().into();
         println!(
             "{}",
-            serde_json::to_string_pretty(&matrix.to_json(&outcomes)).unwrap_or_default()
+            serde_json::to_string_pretty(&json).unwrap_or_default()
         );
     } else {
         if args.markdown {
@@ -233,6 +257,7 @@ async fn run(args: RunArgs) -> i32 {
         } else {
             print!("{}", matrix.text());
         }
+        println!("{}", mode.line());
         println!(
             "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; recorded/ replays earn no cell"
         );
@@ -249,7 +274,51 @@ async fn run(args: RunArgs) -> i32 {
         println!("{}", matrix.coverage_line());
         println!("{}", matrix.summary_line());
     }
+    if let Some(Err(message)) = junit_written {
+        eprintln!("mcp-conformance: {message}");
+        return 2;
+    }
     i32::from(matrix.failed > 0)
+}
+
+/// The file of `--junit`, open from before the run.
+struct JunitFile {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+/// The file of `--junit` cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[error("--junit {}: {error}", path.display())]
+struct JunitError {
+    path: PathBuf,
+    error: std::io::Error,
+}
+
+impl JunitFile {
+    fn create(path: PathBuf) -> Result<Self, JunitError> {
+        match std::fs::File::create(&path) {
+            Ok(file) => Ok(Self { path, file }),
+            Err(error) => Err(JunitError { path, error }),
+        }
+    }
+
+    fn write(
+        mut self,
+        outcomes: &[crate::outcome::Outcome],
+        milestones: &[String],
+        info: &crate::junit::RunInfo,
+    ) -> Result<(), JunitError> {
+        use std::io::Write as _;
+        let xml = crate::junit::render(outcomes, milestones, info);
+        self.file
+            .write_all(xml.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|error| JunitError {
+                path: self.path,
+                error,
+            })
+    }
 }
 
 fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {
