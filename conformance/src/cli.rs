@@ -213,8 +213,9 @@ async fn run(args: RunArgs) -> i32 {
     let loaded: Vec<_> = loaded
         .into_iter()
         .filter(|l| suite::selected(l, args.milestone.as_deref(), args.item.as_deref()))
-        .map(|l| mode.prepare(l))
         .collect();
+    let marks = crate::mode::marks_by_milestone(&loaded);
+    let loaded: Vec<_> = loaded.into_iter().map(|l| mode.prepare(l)).collect();
     // Found (and built when needed) before the runs start, not in one of them.
     let needs_embedded = loaded.iter().any(|loaded| {
         loaded
@@ -258,6 +259,19 @@ async fn run(args: RunArgs) -> i32 {
     if args.json {
         let mut json = matrix.to_json(&outcomes);
         json["mode"] = mode.name().into();
+        if mode == RunMode::Contract {
+            let not_applicable = crate::mode::not_applicable_by_milestone(&outcomes);
+            json["marked_texts"] = serde_json::json!(
+                marks
+                    .iter()
+                    .map(|(milestone, (texts, transcripts))| (
+                        milestone.clone(),
+                        serde_json::json!({"texts": texts, "transcripts": transcripts})
+                    ))
+                    .collect::<serde_json::Map<_, _>>()
+            );
+            json["not_applicable"] = serde_json::json!(not_applicable);
+        }
         println!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
@@ -269,6 +283,12 @@ async fn run(args: RunArgs) -> i32 {
             print!("{}", matrix.text());
         }
         println!("{}", mode.line());
+        if mode == RunMode::Contract {
+            let not_applicable = crate::mode::not_applicable_by_milestone(&outcomes);
+            for line in crate::mode::contract_lines(&marks, &not_applicable) {
+                println!("{line}");
+            }
+        }
         println!(
             "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; recorded/ replays earn no cell"
         );

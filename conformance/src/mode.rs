@@ -3,7 +3,12 @@
 //! result is never read in the terms of another mode.
 
 use crate::format::{Body, Transcript, Upstream};
+use crate::outcome::Outcome;
 use crate::suite::Loaded;
+use std::collections::BTreeMap;
+
+/// The reason of every transcript that `--contract` does not run, before its why.
+pub const NOT_APPLICABLE: &str = "not applicable in --contract mode: ";
 
 /// The mode of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,13 +50,74 @@ impl RunMode {
         let mut transcript = loaded?;
         if self == Self::Contract {
             if let Some(why) = not_applicable(&transcript) {
-                let reason = format!("not applicable in --contract mode: {why}");
+                let reason = format!("{NOT_APPLICABLE}{why}");
                 return Err(Box::new(crate::runner::not_run(&transcript, &reason)));
             }
             transcript.relax_marks();
         }
         Ok(transcript)
     }
+}
+
+/// By milestone, how many texts the transcripts mark as this implementation's,
+/// and in how many transcripts.
+pub fn marks_by_milestone(loaded: &[Loaded]) -> BTreeMap<String, (usize, usize)> {
+    let mut marks = BTreeMap::new();
+    for transcript in loaded.iter().filter_map(|loaded| loaded.as_ref().ok()) {
+        let texts = transcript.marked_texts();
+        if texts > 0 {
+            let entry: &mut (usize, usize) = marks
+                .entry(transcript.header.milestone.clone())
+                .or_default();
+            entry.0 += texts;
+            entry.1 += 1;
+        }
+    }
+    marks
+}
+
+/// By milestone (`recorded` for the replays), how many transcripts `--contract`
+/// did not run as not applicable.
+pub fn not_applicable_by_milestone(outcomes: &[Outcome]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for outcome in outcomes.iter().filter(|outcome| {
+        outcome
+            .skipped
+            .as_deref()
+            .is_some_and(|why| why.starts_with(NOT_APPLICABLE))
+    }) {
+        *counts
+            .entry(crate::junit::suite_of(outcome).to_owned())
+            .or_default() += 1;
+    }
+    counts
+}
+
+/// The two lines of a run in the contract's terms: what its marks relaxed and
+/// what did not apply, by milestone.
+pub fn contract_lines(
+    marks: &BTreeMap<String, (usize, usize)>,
+    not_applicable: &BTreeMap<String, usize>,
+) -> [String; 2] {
+    let marks: Vec<String> = marks
+        .iter()
+        .map(|(milestone, (texts, transcripts))| format!("{milestone} {texts} in {transcripts}"))
+        .collect();
+    let not_applicable: Vec<String> = not_applicable
+        .iter()
+        .map(|(milestone, count)| format!("{milestone} {count}"))
+        .collect();
+    let or_none = |parts: Vec<String>| match parts.is_empty() {
+        true => "none".to_owned(),
+        false => parts.join(", "),
+    };
+    [
+        format!(
+            "checked by their shape (texts marked as this implementation's, in transcripts): {}",
+            or_none(marks)
+        ),
+        format!("not applicable (transcripts): {}", or_none(not_applicable)),
+    ]
 }
 
 /// Why a transcript cannot apply to another implementation of the contract.

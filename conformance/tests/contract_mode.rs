@@ -133,12 +133,17 @@ fn a_marked_text_worded_another_way_fails_strict_and_passes_contract() {
         "{}",
         stdout(&contract)
     );
+    let text = stdout(&contract);
     assert!(
-        stdout(&contract)
-            .lines()
+        text.lines()
             .any(|line| line.starts_with("mode: contract: ")),
-        "{}",
-        stdout(&contract)
+        "{text}"
+    );
+    // c1-copilot-discover marks two texts of each of its seven errors.
+    assert!(
+        text.lines().any(|line| line
+            == "checked by their shape (texts marked as this implementation's, in transcripts): M1 17 in 4, M2 3 in 1"),
+        "{text}"
     );
 }
 
@@ -173,6 +178,10 @@ fn what_cannot_apply_to_another_bridge_is_not_applicable_in_contract_mode_only()
     let contract = run(&["--contract", "--json"], &files);
     let json: Value = serde_json::from_slice(&contract.stdout).unwrap();
     assert_eq!(json["mode"], "contract");
+    assert_eq!(
+        json["not_applicable"],
+        serde_json::json!({"M1": 1, "M5": 1, "recorded": 1})
+    );
     assert_eq!(
         (json["passed"].as_u64(), json["skipped"].as_u64()),
         (Some(0), Some(3))
