@@ -10,7 +10,8 @@
 //!  "ours":{"/error/message":"^.+$","/error/data/cause":"^[a-z_]+$"}}
 //! ```
 //!
-//! On `expect_stderr` and `expect_raw` the mark is the regex of the line's shape;
+//! On `expect_stderr`, `expect_stderr_match` and `expect_raw` the mark is the
+//! regex of the line's shape (a path with this project's name, for example);
 //! on a frame (`expect`, `expect_unordered`, `upstream_expect`,
 //! `upstream_expect_http`, `expect_report`) it maps JSON pointers into the frame
 //! to the regex of each marked string's shape. A strict run checks the step as
@@ -27,7 +28,7 @@ use serde_json::{Map, Value};
 #[derive(Debug, thiserror::Error)]
 pub enum MarkError {
     #[error(
-        "\"ours\" goes only with expect_stderr, expect_raw, expect, expect_unordered, upstream_expect, upstream_expect_http and expect_report"
+        "\"ours\" goes only with expect_stderr, expect_stderr_match, expect_raw, expect, expect_unordered, upstream_expect, upstream_expect_http and expect_report"
     )]
     NotAnExpectation,
     #[error("\"ours\" of a line is the regex of its shape, a string")]
@@ -56,7 +57,8 @@ pub fn relaxed(kind: &StepKind, ours: &Value) -> Result<StepKind, MarkError> {
             accepts(&shape, line)?;
             Ok(StepKind::ExpectStderrMatch(shape))
         }
-        // A regex that has no text of its own to check the shape against.
+        // Regexes, which have no text of their own to check the shape against.
+        StepKind::ExpectStderrMatch(_) => Ok(StepKind::ExpectStderrMatch(line_shape(ours)?)),
         StepKind::ExpectRaw(_) => Ok(StepKind::ExpectRaw(line_shape(ours)?)),
         StepKind::Expect(frame) => Ok(StepKind::Expect(relax_frame(frame, ours)?)),
         StepKind::UpstreamExpect(frame) => Ok(StepKind::UpstreamExpect(relax_frame(frame, ours)?)),
@@ -158,6 +160,25 @@ mod tests {
         };
         assert!(shape.is_match("mcp-bridge-vscode: vscode: error: --log-level takes err or warn"));
         assert!(!shape.is_match("mcp-bridge-vscode: bridge: error: --log-level is bad"));
+    }
+
+    #[test]
+    fn a_marked_regex_of_stderr_becomes_its_shape() {
+        let kind = StepKind::ExpectStderrMatch(
+            Regex::new("^x: info: the tokens are in $RUN_DIR/mcp-bridge-rs/vscode/tokens$")
+                .unwrap(),
+        );
+        let StepKind::ExpectStderrMatch(shape) = relaxed(
+            &kind,
+            &json!("^x: info: the tokens are in $RUN_DIR/.+/tokens$"),
+        )
+        .unwrap() else {
+            panic!("not a regex of stderr");
+        };
+        assert_eq!(
+            shape.as_str(),
+            "^x: info: the tokens are in $RUN_DIR/.+/tokens$"
+        );
     }
 
     #[test]
