@@ -14,6 +14,7 @@
 
 use crate::bins::{Bins, BinsError, Named};
 use crate::catalog::Catalog;
+use crate::junit::ReportFile;
 use crate::matrix::Matrix;
 use crate::mode::RunMode;
 use crate::runner::Env;
@@ -230,7 +231,7 @@ async fn run(args: RunArgs) -> i32 {
         }
     };
     // Created before the run, so that a path it cannot write stops it at once.
-    let junit = match args.junit.map(JunitFile::create).transpose() {
+    let junit = match args.junit.map(ReportFile::create).transpose() {
         Ok(junit) => junit,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");
@@ -258,20 +259,7 @@ async fn run(args: RunArgs) -> i32 {
     let junit_written = junit.map(|file| file.write(&outcomes, &catalog.milestones, &info));
     if args.json {
         let mut json = matrix.to_json(&outcomes);
-        json["mode"] = mode.name().into();
-        if mode == RunMode::Contract {
-            let not_applicable = crate::mode::not_applicable_by_milestone(&outcomes);
-            json["marked_texts"] = serde_json::json!(
-                marks
-                    .iter()
-                    .map(|(milestone, (texts, transcripts))| (
-                        milestone.clone(),
-                        serde_json::json!({"texts": texts, "transcripts": transcripts})
-                    ))
-                    .collect::<serde_json::Map<_, _>>()
-            );
-            json["not_applicable"] = serde_json::json!(not_applicable);
-        }
+        mode.describe_in_json(&mut json, &marks, &outcomes);
         println!(
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
@@ -282,12 +270,8 @@ async fn run(args: RunArgs) -> i32 {
         } else {
             print!("{}", matrix.text());
         }
-        println!("{}", mode.line());
-        if mode == RunMode::Contract {
-            let not_applicable = crate::mode::not_applicable_by_milestone(&outcomes);
-            for line in crate::mode::contract_lines(&marks, &not_applicable) {
-                println!("{line}");
-            }
+        for line in mode.lines(&marks, &outcomes) {
+            println!("{line}");
         }
         println!(
             "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; recorded/ replays earn no cell"
@@ -310,46 +294,6 @@ async fn run(args: RunArgs) -> i32 {
         return 2;
     }
     i32::from(matrix.failed > 0)
-}
-
-/// The file of `--junit`, open from before the run.
-struct JunitFile {
-    path: PathBuf,
-    file: std::fs::File,
-}
-
-/// The file of `--junit` cannot be written.
-#[derive(Debug, thiserror::Error)]
-#[error("--junit {}: {error}", path.display())]
-struct JunitError {
-    path: PathBuf,
-    error: std::io::Error,
-}
-
-impl JunitFile {
-    fn create(path: PathBuf) -> Result<Self, JunitError> {
-        match std::fs::File::create(&path) {
-            Ok(file) => Ok(Self { path, file }),
-            Err(error) => Err(JunitError { path, error }),
-        }
-    }
-
-    fn write(
-        mut self,
-        outcomes: &[crate::outcome::Outcome],
-        milestones: &[String],
-        info: &crate::junit::RunInfo,
-    ) -> Result<(), JunitError> {
-        use std::io::Write as _;
-        let xml = crate::junit::render(outcomes, milestones, info);
-        self.file
-            .write_all(xml.as_bytes())
-            .and_then(|()| self.file.flush())
-            .map_err(|error| JunitError {
-                path: self.path,
-                error,
-            })
-    }
 }
 
 fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {

@@ -19,7 +19,50 @@
 use crate::mode::RunMode;
 use crate::outcome::Outcome;
 use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
+
+/// The file of `--junit`, created before the run so that a path that cannot be
+/// written stops it before the first transcript.
+pub struct ReportFile {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+/// The file of `--junit` cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[error("--junit {}: {error}", path.display())]
+pub struct ReportFileError {
+    path: PathBuf,
+    error: std::io::Error,
+}
+
+impl ReportFile {
+    pub fn create(path: PathBuf) -> Result<Self, ReportFileError> {
+        match std::fs::File::create(&path) {
+            Ok(file) => Ok(Self { path, file }),
+            Err(error) => Err(ReportFileError { path, error }),
+        }
+    }
+
+    /// Writes the report of `outcomes` ([`render`]).
+    pub fn write(
+        mut self,
+        outcomes: &[Outcome],
+        milestones: &[String],
+        info: &RunInfo,
+    ) -> Result<(), ReportFileError> {
+        let xml = render(outcomes, milestones, info);
+        self.file
+            .write_all(xml.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|error| ReportFileError {
+                path: self.path,
+                error,
+            })
+    }
+}
 
 /// The suite of the regression replays of `recorded/`.
 pub const RECORDED_SUITE: &str = "recorded";

@@ -5,6 +5,7 @@
 use crate::format::{Body, Transcript, Upstream};
 use crate::outcome::Outcome;
 use crate::suite::Loaded;
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 /// The reason of every transcript that `--contract` does not run, before its why.
@@ -42,6 +43,45 @@ impl RunMode {
             }
         };
         format!("mode: {}: {what}", self.name())
+    }
+
+    /// The lines under the matrix: the mode, and in the contract's terms what the
+    /// marks relaxed and what did not apply, by milestone.
+    pub fn lines(
+        self,
+        marks: &BTreeMap<String, (usize, usize)>,
+        outcomes: &[Outcome],
+    ) -> Vec<String> {
+        let mut lines = vec![self.line()];
+        if self == Self::Contract {
+            lines.extend(contract_lines(
+                marks,
+                &not_applicable_by_milestone(outcomes),
+            ));
+        }
+        lines
+    }
+
+    /// The same in the JSON of `--json`: `mode`, and in the contract's terms
+    /// `marked_texts` and `not_applicable`.
+    pub fn describe_in_json(
+        self,
+        json: &mut Value,
+        marks: &BTreeMap<String, (usize, usize)>,
+        outcomes: &[Outcome],
+    ) {
+        json["mode"] = self.name().into();
+        if self == Self::Contract {
+            let marked: Map<String, Value> = marks
+                .iter()
+                .map(|(milestone, (texts, transcripts))| {
+                    let counts = json!({"texts": texts, "transcripts": transcripts});
+                    (milestone.clone(), counts)
+                })
+                .collect();
+            json["marked_texts"] = Value::Object(marked);
+            json["not_applicable"] = json!(not_applicable_by_milestone(outcomes));
+        }
     }
 
     /// A loaded transcript as this mode runs it: in the contract's terms its marks
