@@ -274,7 +274,7 @@ async fn run(args: RunArgs) -> i32 {
             println!("{line}");
         }
         println!(
-            "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; recorded/ replays earn no cell"
+            "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; n/a: not applicable (--contract); recorded/ replays earn no cell"
         );
         println!();
         for outcome in outcomes.iter().filter(|o| o.failed()) {

@@ -99,6 +99,14 @@ impl RunMode {
     }
 }
 
+/// Whether a run in the contract's terms left the transcript out as not applicable.
+pub fn is_not_applicable(outcome: &Outcome) -> bool {
+    outcome
+        .skipped
+        .as_deref()
+        .is_some_and(|why| why.starts_with(NOT_APPLICABLE))
+}
+
 /// By milestone, how many texts the transcripts mark as this implementation's,
 /// and in how many transcripts.
 pub fn marks_by_milestone(loaded: &[Loaded]) -> BTreeMap<String, (usize, usize)> {
@@ -120,12 +128,7 @@ pub fn marks_by_milestone(loaded: &[Loaded]) -> BTreeMap<String, (usize, usize)>
 /// did not run as not applicable.
 pub fn not_applicable_by_milestone(outcomes: &[Outcome]) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
-    for outcome in outcomes.iter().filter(|outcome| {
-        outcome
-            .skipped
-            .as_deref()
-            .is_some_and(|why| why.starts_with(NOT_APPLICABLE))
-    }) {
+    for outcome in outcomes.iter().filter(|outcome| is_not_applicable(outcome)) {
         *counts
             .entry(crate::junit::suite_of(outcome).to_owned())
             .or_default() += 1;
