@@ -1,8 +1,10 @@
 //! The command line of `mcp-conformance`.
 //!
 //! ```text
-//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--jobs N] [--fail-fast] [--dir DIR] [FILES...]
-//! mcp-conformance replay FILE
+//! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--junit FILE] [--contract]
+//!                 [--jobs N] [--fail-fast] [--dir DIR]
+//!                 [--bridge PATH] [--fixture PATH] [--embedded PATH] [FILES...]
+//! mcp-conformance replay [--bridge PATH] [--fixture PATH] [--embedded PATH] FILE
 //! mcp-conformance contract --run RUN.json  (prints docs/contract.md)
 //! mcp-conformance relay PORT TOKEN        (the bridge's upstream command; not for people)
 //! ```
@@ -10,9 +12,11 @@
 //! Exit codes: 0 when every transcript that ran passed, 1 when one failed, 2 for
 //! arguments or data that are not valid.
 
-use crate::bins::{Bins, BinsError};
+use crate::bins::{Bins, BinsError, Named};
 use crate::catalog::Catalog;
+use crate::junit::ReportFile;
 use crate::matrix::Matrix;
+use crate::mode::RunMode;
 use crate::runner::Env;
 use crate::schema::{SchemaError, Schemas};
 use crate::suite;
@@ -43,6 +47,8 @@ enum Command {
         /// The transcripts folder (the catalog and the schemas).
         #[arg(long)]
         dir: Option<PathBuf>,
+        #[command(flatten)]
+        executables: ExecutableArgs,
     },
     /// Prints docs/contract.md: the catalog's items with the cells and transcripts of
     /// a recorded run (the JSON of `run --json`).
@@ -73,6 +79,16 @@ struct RunArgs {
     /// Print the matrix as a Markdown table.
     #[arg(long)]
     markdown: bool,
+    /// Run in the contract's terms: each text that a transcript marks as this
+    /// implementation's ("ours") is checked by its shape only, and the transcripts
+    /// that cannot apply to another implementation (the embedded server, the test
+    /// faults of a debug build) are skipped as not applicable.
+    #[arg(long)]
+    contract: bool,
+    /// Also write the outcomes as JUnit XML to this file: one test case per
+    /// transcript, one suite per milestone (and recorded/).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     /// How many transcripts run at the same time.
     #[arg(long)]
     jobs: Option<usize>,
@@ -82,8 +98,37 @@ struct RunArgs {
     /// The transcripts folder.
     #[arg(long)]
     dir: Option<PathBuf>,
+    #[command(flatten)]
+    executables: ExecutableArgs,
     /// Transcript files (default: every .jsonl file of the folder).
     files: Vec<PathBuf>,
+}
+
+/// The executables under test, when they are not the workspace's.
+#[derive(Debug, clap::Args)]
+struct ExecutableArgs {
+    /// The bridge to test, in place of this workspace's mcp-bridge-vscode (wins over
+    /// the variable MCP_CONFORMANCE_BRIDGE).
+    #[arg(long, value_name = "PATH")]
+    bridge: Option<PathBuf>,
+    /// The upstream fixture server, in place of this workspace's bridge-fixture-server
+    /// (wins over MCP_CONFORMANCE_FIXTURE).
+    #[arg(long, value_name = "PATH")]
+    fixture: Option<PathBuf>,
+    /// The embedded server of the transcripts of M5, in place of this workspace's
+    /// bridge-embedded-server (wins over MCP_CONFORMANCE_EMBEDDED).
+    #[arg(long, value_name = "PATH")]
+    embedded: Option<PathBuf>,
+}
+
+impl ExecutableArgs {
+    fn named(self) -> Named {
+        Named {
+            bridge: self.bridge,
+            fixture: self.fixture,
+            embedded: self.embedded,
+        }
+    }
 }
 
 /// Runs the command line; returns the exit code.
@@ -98,7 +143,11 @@ pub async fn main(args: Vec<std::ffi::OsString>) -> i32 {
     };
     match args.command {
         Some(Command::Relay { port, token }) => crate::relay::run(port, &token).await,
-        Some(Command::Replay { file, dir }) => replay(file, dir).await,
+        Some(Command::Replay {
+            file,
+            dir,
+            executables,
+        }) => replay(file, dir, executables.named()).await,
         Some(Command::Contract { run, dir }) => contract(&run, dir),
         Some(Command::Run(run_args)) => run(run_args).await,
         None => run(args.run).await,
@@ -124,10 +173,14 @@ enum SetupError {
 }
 
 /// The schemas and the executables of a run (built first when they are stale).
-fn environment(dir: &std::path::Path, with_embedded: bool) -> Result<Env, SetupError> {
+fn environment(
+    dir: &std::path::Path,
+    with_embedded: bool,
+    named: Named,
+) -> Result<Env, SetupError> {
     let schemas = Schemas::load(&dir.join("schema"))?;
     let relay = std::env::current_exe().map_err(SetupError::OwnPath)?;
-    let bins = Bins::locate(relay, with_embedded)?;
+    let bins = Bins::locate_named(relay, with_embedded, named)?;
     Ok(Env {
         bins,
         schemas: Arc::new(schemas),
@@ -153,18 +206,33 @@ async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    let mode = if args.contract {
+        RunMode::Contract
+    } else {
+        RunMode::Strict
+    };
     let loaded: Vec<_> = loaded
         .into_iter()
         .filter(|l| suite::selected(l, args.milestone.as_deref(), args.item.as_deref()))
         .collect();
+    let marks = crate::mode::marks_by_milestone(&loaded);
+    let loaded: Vec<_> = loaded.into_iter().map(|l| mode.prepare(l)).collect();
     // Found (and built when needed) before the runs start, not in one of them.
     let needs_embedded = loaded.iter().any(|loaded| {
         loaded
             .as_ref()
             .is_ok_and(|t| t.header.upstream == crate::format::Upstream::Embedded)
     });
-    let env = match environment(&dir, needs_embedded) {
+    let env = match environment(&dir, needs_embedded, args.executables.named()) {
         Ok(env) => env,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
+    // Created before the run, so that a path it cannot write stops it at once.
+    let junit = match args.junit.map(ReportFile::create).transpose() {
+        Ok(junit) => junit,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");
             return 2;
@@ -174,17 +242,27 @@ async fn run(args: RunArgs) -> i32 {
         jobs: args.jobs.unwrap_or_else(suite::default_jobs),
         fail_fast: args.fail_fast,
     };
+    let started = std::time::SystemTime::now();
+    let clock = tokio::time::Instant::now();
     let outcomes = suite::run_all(loaded, env, plan).await;
+    let info = crate::junit::RunInfo {
+        mode,
+        started,
+        elapsed: clock.elapsed(),
+    };
     let matrix = Matrix::build(
         &catalog,
         &outcomes,
         args.item.as_deref(),
         args.milestone.as_deref(),
     );
+    let junit_written = junit.map(|file| file.write(&outcomes, &catalog.milestones, &info));
     if args.json {
+        let mut json = matrix.to_json(&outcomes);
+        mode.describe_in_json(&mut json, &marks, &outcomes);
         println!(
             "{}",
-            serde_json::to_string_pretty(&matrix.to_json(&outcomes)).unwrap_or_default()
+            serde_json::to_string_pretty(&json).unwrap_or_default()
         );
     } else {
         if args.markdown {
@@ -192,8 +270,11 @@ async fn run(args: RunArgs) -> i32 {
         } else {
             print!("{}", matrix.text());
         }
+        for line in mode.lines(&marks, &outcomes) {
+            println!("{line}");
+        }
         println!(
-            "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; recorded/ replays earn no cell"
+            "pass: every transcript of the cell passed; FAIL: one failed; skip: one did not run (not covered); -: not covered yet; doc: documentation only; blank: nothing in that milestone; n/a: not applicable (--contract); recorded/ replays earn no cell"
         );
         println!();
         for outcome in outcomes.iter().filter(|o| o.failed()) {
@@ -207,6 +288,10 @@ async fn run(args: RunArgs) -> i32 {
         }
         println!("{}", matrix.coverage_line());
         println!("{}", matrix.summary_line());
+    }
+    if let Some(Err(message)) = junit_written {
+        eprintln!("mcp-conformance: {message}");
+        return 2;
     }
     i32::from(matrix.failed > 0)
 }
@@ -231,7 +316,7 @@ fn contract(run: &std::path::Path, dir: Option<PathBuf>) -> i32 {
     }
 }
 
-async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
+async fn replay(file: PathBuf, dir: Option<PathBuf>, named: Named) -> i32 {
     let dir = dir.unwrap_or_else(crate::paths::transcripts_dir);
     let file = file.canonicalize().unwrap_or(file);
     let dir = dir.canonicalize().unwrap_or(dir);
@@ -251,7 +336,7 @@ async fn replay(file: PathBuf, dir: Option<PathBuf>) -> i32 {
         return 2;
     };
     let needs_embedded = transcript.header.upstream == crate::format::Upstream::Embedded;
-    let env = match environment(&dir, needs_embedded) {
+    let env = match environment(&dir, needs_embedded, named) {
         Ok(env) => env,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");

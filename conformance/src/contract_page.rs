@@ -94,6 +94,7 @@ fn cell_word(cell: &str) -> &str {
         "fail" => "FAIL",
         "skipped" => "skip",
         "documentation" => "doc",
+        "not applicable" => "n/a",
         _ => "-",
     }
 }

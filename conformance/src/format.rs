@@ -15,7 +15,10 @@
 //! A file whose header has `source` instead of `name` is a recording of
 //! `harness-sim` (its `tap` or `--record`); the runner replays it (see `replay`).
 
+mod marks;
+
 use harness_sim::Profile;
+pub use marks::MarkError;
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -123,6 +126,33 @@ pub struct Step {
     pub kind: StepKind,
     /// A time limit for this step, from the end of the previous one.
     pub within_ms: Option<u64>,
+    /// A step whose exact text is this implementation's (`"ours"`, see
+    /// `format/marks.rs`): the kind that checks only its shape, for `--contract`.
+    pub contract_kind: Option<StepKind>,
+    /// How many texts the mark relaxes (0 without a mark).
+    pub marked_texts: usize,
+}
+
+impl Transcript {
+    /// The transcript in the contract's terms: each marked step checks its shape
+    /// in place of its exact text.
+    pub fn relax_marks(&mut self) {
+        if let Body::Steps(steps) = &mut self.body {
+            for step in steps {
+                if let Some(kind) = step.contract_kind.take() {
+                    step.kind = kind;
+                }
+            }
+        }
+    }
+
+    /// How many exact texts of the transcript are marked as this implementation's.
+    pub fn marked_texts(&self) -> usize {
+        match &self.body {
+            Body::Steps(steps) => steps.iter().map(|step| step.marked_texts).sum(),
+            Body::Recording(_) => 0,
+        }
+    }
 }
 
 /// What a step does.
@@ -356,6 +386,8 @@ pub enum Invalid {
     UnknownStep(String),
     #[error(transparent)]
     Recording(#[from] harness_sim::record::RecordError),
+    #[error(transparent)]
+    Mark(#[from] MarkError),
 }
 
 fn shape(what: &'static str, shape: &'static str) -> Invalid {
@@ -612,6 +644,7 @@ fn parse_step(
     header: &Header,
 ) -> Result<Option<Step>, Invalid> {
     object.shift_remove("//");
+    let ours = object.shift_remove("ours");
     let within_ms = match object.shift_remove("within_ms") {
         Some(value) => Some(millis_of(&value)?),
         None => None,
@@ -637,9 +670,12 @@ fn parse_step(
     if !line_end && (repeat.is_some() || !object.contains_key("send_raw")) {
         return Err(Invalid::LineEndWithoutSendRaw);
     }
-    if object.is_empty() {
+    if object.is_empty() && ours.is_none() {
         // A comment line.
         return Ok(None);
+    }
+    if object.is_empty() {
+        return Err(MarkError::NotAnExpectation.into());
     }
     if object.len() != 1 {
         return Err(Invalid::Kinds(object.keys().cloned().collect()));
@@ -881,10 +917,16 @@ fn parse_step(
         "expect_report" => StepKind::ExpectReport(value),
         other => return Err(Invalid::UnknownStep(other.to_owned())),
     };
+    let contract_kind = ours
+        .as_ref()
+        .map(|ours| marks::relaxed(&kind, ours))
+        .transpose()?;
     Ok(Some(Step {
         line,
         kind,
         within_ms,
+        contract_kind,
+        marked_texts: ours.as_ref().map_or(0, marks::count),
     }))
 }
 

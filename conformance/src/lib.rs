@@ -29,6 +29,8 @@
 //!   for the URL form's HTTP traffic (`http`, with [`static_headers`]) and the
 //!   browser of its sign-in (`browser`).
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
+//! - [`junit`]: the outcomes as JUnit XML (`--junit FILE`); [`mode`]: the mode of a
+//!   run, which every output names.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
 //! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
 #![forbid(unsafe_code)]
@@ -40,9 +42,11 @@ pub mod cli;
 pub mod contract_page;
 pub mod format;
 pub mod https_upstream;
+pub mod junit;
 pub mod launch;
 pub mod matchers;
 pub mod matrix;
+pub mod mode;
 pub mod outcome;
 pub mod paths;
 pub mod proxy;

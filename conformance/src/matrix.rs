@@ -22,6 +22,9 @@ pub enum Cell {
     Documentation,
     /// The item has no behaviour in this milestone.
     Blank,
+    /// Every transcript of the cell cannot apply to another implementation, and a
+    /// run in the contract's terms did not run them: neither a pass nor covered.
+    NotApplicable,
 }
 
 impl Cell {
@@ -33,6 +36,7 @@ impl Cell {
             Self::NotCovered => "-",
             Self::Documentation => "doc",
             Self::Blank => "",
+            Self::NotApplicable => "n/a",
         }
     }
 }
@@ -74,12 +78,14 @@ impl Matrix {
                         if !item.milestones.contains(milestone) {
                             return Cell::Blank;
                         }
-                        let covering: Vec<&Outcome> = outcomes
+                        let (not_applicable, covering): (Vec<&Outcome>, Vec<&Outcome>) = outcomes
                             .iter()
                             .filter(|o| o.credits_items)
                             .filter(|o| &o.milestone == milestone && o.items.contains(&item.id))
-                            .collect();
-                        if covering.is_empty() && item.kind == "documentation" {
+                            .partition(|o| crate::mode::is_not_applicable(o));
+                        if covering.is_empty() && !not_applicable.is_empty() {
+                            Cell::NotApplicable
+                        } else if covering.is_empty() && item.kind == "documentation" {
                             Cell::Documentation
                         } else if covering.is_empty() {
                             Cell::NotCovered
@@ -116,11 +122,13 @@ impl Matrix {
             .count()
     }
 
-    /// "covered: N of M cells (pass P, FAIL F); by milestone: M1 a/b, ..."
+    /// "covered: N of M cells (pass P, FAIL F); by milestone: M1 a/b, ..." (the
+    /// cells that are not applicable count for neither).
     pub fn coverage_line(&self) -> String {
         let cells = self.rows.len() * self.milestones.len()
             - self.count(Cell::Blank)
-            - self.count(Cell::Documentation);
+            - self.count(Cell::Documentation)
+            - self.count(Cell::NotApplicable);
         let covered = self.count(Cell::Pass) + self.count(Cell::Fail);
         let by_milestone: Vec<String> = self
             .milestones
@@ -129,7 +137,9 @@ impl Matrix {
             .map(|(index, milestone)| {
                 let column = || self.rows.iter().map(move |(_, _, cells)| cells[index]);
                 let all = column()
-                    .filter(|c| !matches!(c, Cell::Blank | Cell::Documentation))
+                    .filter(|c| {
+                        !matches!(c, Cell::Blank | Cell::Documentation | Cell::NotApplicable)
+                    })
                     .count();
                 let done = column()
                     .filter(|c| matches!(c, Cell::Pass | Cell::Fail))
@@ -137,8 +147,12 @@ impl Matrix {
                 format!("{milestone} {done}/{all}")
             })
             .collect();
+        let not_applicable = match self.count(Cell::NotApplicable) {
+            0 => String::new(),
+            count => format!(", {count} not applicable"),
+        };
         format!(
-            "items covered: {covered} of {cells} cells ({} pass, {} FAIL, {} not covered); by milestone: {}",
+            "items covered: {covered} of {cells} cells ({} pass, {} FAIL, {} not covered{not_applicable}); by milestone: {}",
             self.count(Cell::Pass),
             self.count(Cell::Fail),
             self.count(Cell::NotCovered) + self.count(Cell::Skipped),
@@ -228,6 +242,7 @@ impl Matrix {
                             Cell::Skipped => "skipped",
                             Cell::Documentation => "documentation",
                             Cell::Fail => "fail",
+                            Cell::NotApplicable => "not applicable",
                             _ => "pass",
                         };
                         (milestone.clone(), Value::from(text))
@@ -353,5 +368,43 @@ mod tests {
             matrix.coverage_line()
         );
         assert!(matrix.text().contains("skip"), "{}", matrix.text());
+    }
+
+    #[test]
+    fn a_cell_of_only_not_applicable_transcripts_is_neither_a_pass_nor_counted() {
+        let catalog = Catalog {
+            milestones: vec!["M5".into()],
+            items: ["EMBED", "STOP"]
+                .iter()
+                .map(|id| Item {
+                    id: (*id).into(),
+                    requirement: "r".into(),
+                    milestones: vec!["M5".into()],
+                    kind: String::new(),
+                    tests: Vec::new(),
+                })
+                .collect(),
+        };
+        let not_applicable = |items: &[&str]| {
+            let mut outcome = outcome(items, "M5", true);
+            outcome.skipped = Some(format!("{}it cannot apply", crate::mode::NOT_APPLICABLE));
+            outcome
+        };
+        let outcomes = [
+            not_applicable(&["EMBED"]),
+            not_applicable(&["STOP"]),
+            outcome(&["STOP"], "M5", true),
+        ];
+        let matrix = Matrix::build(&catalog, &outcomes, None, None);
+        assert_eq!(matrix.rows[0].2, [Cell::NotApplicable]);
+        // The transcript that applies earns the cell; the other one is left out.
+        assert_eq!(matrix.rows[1].2, [Cell::Pass]);
+        assert_eq!(
+            matrix.coverage_line(),
+            "items covered: 1 of 1 cells (1 pass, 0 FAIL, 0 not covered, 1 not applicable); by milestone: M5 1/1"
+        );
+        assert!(matrix.text().contains("n/a"), "{}", matrix.text());
+        let json = matrix.to_json(&outcomes);
+        assert_eq!(json["items"][0]["cells"]["M5"], "not applicable");
     }
 }
