@@ -43,6 +43,11 @@ pub fn upstream_client_capabilities(client: &Object) -> Object {
 /// The capabilities of the initialize result (R1, O11), from the discover result:
 /// the members that revision 2025-11-25 knows, plus `extensions` without the Tasks
 /// extension. Never `tasks`: the bridge does not run tasks for VS Code.
+///
+/// `logging` always (O5, R2): the bridge answers `logging/setLevel` itself, and
+/// VS Code sends one only when the server declares `logging`. A server of revision
+/// 2026-07-28 may leave the capability out (the Python SDK deprecates it) and
+/// still send `notifications/message`, which the bridge forwards only after a level.
 pub fn initialize_capabilities(server: &Object) -> Object {
     let mut out = Object::new();
     for name in [
@@ -55,6 +60,8 @@ pub fn initialize_capabilities(server: &Object) -> Object {
     ] {
         if let Some(value) = object(server, name) {
             out.insert(name.into(), Value::Object(value.clone()));
+        } else if name == "logging" {
+            out.insert(name.into(), Value::Object(Object::new()));
         }
     }
     if let Some(extensions) = object(server, "extensions") {
@@ -209,6 +216,23 @@ mod tests {
             Value::Object(initialize_capabilities(&server)),
             json!({"logging":{},"completions":{},"resources":{"subscribe":true},
                    "tools":{"listChanged":true},"extensions":{"io.modelcontextprotocol/ui":{}}})
+        );
+    }
+
+    #[test]
+    fn o5_initialize_capabilities_always_declare_logging() {
+        let without_logging = obj(json!({"tools":{"listChanged":true}}));
+        assert_eq!(
+            Value::Object(initialize_capabilities(&without_logging)),
+            json!({"logging":{},"tools":{"listChanged":true}})
+        );
+        assert_eq!(
+            Value::Object(initialize_capabilities(&obj(json!({"logging":true})))),
+            json!({"logging":{}})
+        );
+        assert_eq!(
+            Value::Object(initialize_capabilities(&obj(json!({"logging":{"x":1}})))),
+            json!({"logging":{"x":1}})
         );
     }
 
