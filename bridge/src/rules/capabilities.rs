@@ -99,14 +99,18 @@ impl InputKinds {
     }
 }
 
-/// What the initialize result promised VS Code, which decides the listen stream (R2, O6, O7).
+/// What the initialize result promised VS Code, which decides the listen stream (R2, O6, O7)
+/// and which list changes VS Code gets from outside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Declared {
     pub tools_list_changed: bool,
     pub prompts_list_changed: bool,
     pub resources_list_changed: bool,
     pub resources_subscribe: bool,
-    pub logging: bool,
+    /// The lists that VS Code lists: `tools`, `prompts`, `resources` are declared.
+    pub tools: bool,
+    pub prompts: bool,
+    pub resources: bool,
 }
 
 impl Declared {
@@ -122,7 +126,9 @@ impl Declared {
             prompts_list_changed: flag("prompts", "listChanged"),
             resources_list_changed: flag("resources", "listChanged"),
             resources_subscribe: flag("resources", "subscribe"),
-            logging: object(capabilities, "logging").is_some(),
+            tools: object(capabilities, "tools").is_some(),
+            prompts: object(capabilities, "prompts").is_some(),
+            resources: object(capabilities, "resources").is_some(),
         }
     }
 
@@ -251,7 +257,10 @@ mod tests {
     #[test]
     fn r2_declared_flags_decide_the_listen_stream() {
         let declared = Declared::of(&obj(json!({"tools":{"listChanged":true},"logging":{}})));
-        assert!(declared.tools_list_changed && declared.logging && declared.wants_listen_stream());
-        assert!(!Declared::of(&obj(json!({"tools":{},"resources":{}}))).wants_listen_stream());
+        assert!(declared.tools_list_changed && declared.tools && declared.wants_listen_stream());
+        assert!(!declared.prompts && !declared.resources);
+        let lists = Declared::of(&obj(json!({"tools":{},"prompts":{},"resources":{}})));
+        assert!(lists.tools && lists.prompts && lists.resources);
+        assert!(!lists.wants_listen_stream());
     }
 }
