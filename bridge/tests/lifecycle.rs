@@ -63,7 +63,7 @@ async fn r1_without_server_info_the_name_is_the_command_file_stem_and_the_bridge
         result["result"]["serverInfo"],
         json!({"name":"fixture-server","version":env!("CARGO_PKG_VERSION")})
     );
-    assert_eq!(result["result"]["capabilities"], json!({}));
+    assert_eq!(result["result"]["capabilities"], json!({"logging":{}}));
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -105,7 +105,10 @@ async fn a_failed_discover_gives_the_upstream_code_and_initialize_can_come_again
     // The failed upstream's input ends; a new initialize starts a new upstream.
     assert_eq!(upstream.try_recv(WAIT).await, Some(None));
     let (result, _upstream) = bridge.initialize(json!({"tools":{}})).await;
-    assert_eq!(result["result"]["capabilities"], json!({"tools":{}}));
+    assert_eq!(
+        result["result"]["capabilities"],
+        json!({"logging":{},"tools":{}})
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]

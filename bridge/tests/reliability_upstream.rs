@@ -341,8 +341,9 @@ async fn a_flood_of_upstream_notifications_reaches_vscode_only_where_the_contrac
             .send(json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":n}}))
             .await;
         // Noise: unknown methods, progress of no request, logs without a level,
-        // cancellations, and list changes outside a stream.
-        let noise = match n % 5 {
+        // cancellations, list changes of a stream that is not the bridge's, and
+        // updates of a resource that VS Code did not subscribe.
+        let noise = match n % 6 {
             0 => json!({"jsonrpc":"2.0","method":"notifications/unknown","params":{"n":n}}),
             1 => {
                 json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9999,"progress":n}})
@@ -353,7 +354,12 @@ async fn a_flood_of_upstream_notifications_reaches_vscode_only_where_the_contrac
             3 => {
                 json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})
             }
-            _ => json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed"}),
+            4 => {
+                json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":9999}}})
+            }
+            _ => {
+                json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}})
+            }
         };
         upstream.send(noise).await;
     }

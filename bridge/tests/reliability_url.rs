@@ -55,7 +55,7 @@ async fn bridge_to_tiny(server: &TinyHttp, args: &[&str]) -> StdioPeer {
     let initialized = initialize(&mut bridge).await;
     assert_eq!(
         initialized["result"]["capabilities"],
-        json!({"tools":{}}),
+        json!({"logging":{},"tools":{}}),
         "{initialized}"
     );
     bridge

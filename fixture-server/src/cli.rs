@@ -132,6 +132,16 @@ struct ServerArgs {
     /// give a resource_link with them
     #[arg(long)]
     icons: bool,
+    /// Leaves logging out of the capabilities and still sends the log messages of the
+    /// tool log (a server of revision 2026-07-28 may: the Python SDK deprecates the
+    /// capability)
+    #[arg(long)]
+    log_undeclared: bool,
+    /// Sends the list changes of toggle and the updates of touch in the response stream
+    /// of the call (an SSE stream over HTTP, untagged frames on stdio) and not on the
+    /// listen streams, as FastMCP does; touch then reports any uri, subscribed or not
+    #[arg(long)]
+    list_change_in_response: bool,
     /// Misbehaves: closes stdout at once, then sleeps 120 s without reading stdin
     #[arg(long)]
     close_stdout: bool,
@@ -685,6 +695,8 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
             completions: !server.no_completions,
             anonymous: server.anonymous,
             icons: server.icons,
+            log_undeclared: server.log_undeclared,
+            list_change_in_response: server.list_change_in_response,
             // The tool of the step-up.
             guarded: auth.auth,
         },
@@ -880,6 +892,14 @@ mod tests {
         );
         let options = serve(&["--no-completions", "--array-output", "--close-stdout"]);
         assert!(!options.config.completions && options.config.array_output && options.close_stdout);
+    }
+
+    #[test]
+    fn log_undeclared_and_list_change_in_response_are_off_by_default() {
+        let plain = serve(&[]).config;
+        assert!(!plain.log_undeclared && !plain.list_change_in_response);
+        let options = serve(&["--log-undeclared", "--list-change-in-response"]);
+        assert!(options.config.log_undeclared && options.config.list_change_in_response);
     }
 
     #[test]

@@ -66,6 +66,13 @@ pub struct Config {
     /// `--icons`: the server information and the tool `echo` carry icons of three
     /// schemes (`data:`, `https:`, `file:`), for the icon rules of a client (O10).
     pub icons: bool,
+    /// `--log-undeclared`: no `logging` capability, and the tool `log` still logs (a
+    /// server of revision 2026-07-28 may leave the capability out).
+    pub log_undeclared: bool,
+    /// `--list-change-in-response`: the list changes of `toggle` and the updates of
+    /// `touch` go in the response stream of the call, untagged, and not on the listen
+    /// streams (FastMCP's way).
+    pub list_change_in_response: bool,
 }
 
 impl Default for Config {
@@ -83,6 +90,8 @@ impl Default for Config {
             guarded: false,
             anonymous: false,
             icons: false,
+            log_undeclared: false,
+            list_change_in_response: false,
         }
     }
 }

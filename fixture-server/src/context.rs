@@ -25,11 +25,12 @@ pub trait Host: Send + Sync {
     fn notify_for(&self, id: &RequestId, frame: String);
     /// Whether the entries of `switch` are listed.
     fn enabled(&self, switch: Switch) -> bool;
-    /// Sets `switch`; returns whether it changed (the lists then changed).
-    fn set_enabled(&self, switch: Switch, enabled: bool) -> bool;
-    /// The resource `uri` changed: the listen streams that watch it hear of it;
-    /// returns how many.
-    fn resource_updated(&self, uri: &str) -> usize;
+    /// Sets `switch` for the request `by`; returns whether it changed (the lists then
+    /// changed).
+    fn set_enabled(&self, by: &RequestId, switch: Switch, enabled: bool) -> bool;
+    /// The request `by` changed the resource `uri`: the listen streams that watch it
+    /// hear of it; returns how many.
+    fn resource_updated(&self, by: &RequestId, uri: &str) -> usize;
     /// Ends the server with `code`.
     fn exit(&self, code: i32);
     /// Ends every listen stream with `reason`; returns how many.

@@ -336,10 +336,11 @@ impl Session {
         }
     }
 
-    /// Sets a switch. When the list changes, every listen stream that asked for that
-    /// list gets the list change now, before the caller writes its result. Returns
-    /// whether the state changed.
-    pub fn set_enabled(&self, switch: Switch, enabled: bool) -> bool {
+    /// Sets a switch for the request `by`. When the list changes, every listen stream
+    /// that asked for that list gets the list change now, before the caller writes its
+    /// result (with `--list-change-in-response`, the response stream of `by` gets it
+    /// instead). Returns whether the state changed.
+    pub fn set_enabled(&self, by: &RequestId, switch: Switch, enabled: bool) -> bool {
         let mut shared = self.lock();
         let (slot, kind) = match switch {
             Switch::Tool => (&mut shared.tool_enabled, ListKind::Tools),
@@ -350,8 +351,25 @@ impl Session {
             return false;
         }
         *slot = enabled;
-        self.push_list_changed(&shared, kind);
+        if self.config.list_change_in_response {
+            self.push_in_response(&shared, by, wire::notification(kind.method(), None));
+        } else {
+            self.push_list_changed(&shared, kind);
+        }
         true
+    }
+
+    /// A notification in the response stream of the request `by` while it is in
+    /// flight, without a subscription id: what FastMCP does with the changes that a
+    /// call makes.
+    fn push_in_response(&self, shared: &Shared, by: &RequestId, frame: String) {
+        if shared
+            .requests
+            .get(&by.key())
+            .is_some_and(|token| !token.is_cancelled())
+        {
+            self.outbox.push_to(by, frame);
+        }
     }
 
     fn push_list_changed(&self, shared: &Shared, kind: ListKind) {
@@ -368,8 +386,16 @@ impl Session {
 
     /// `notifications/resources/updated` for `uri` on every listen stream subscribed to
     /// it (the URI itself, or a resource under it). Returns how many streams got it.
-    pub fn resource_updated(&self, uri: &str) -> usize {
+    /// With `--list-change-in-response`, only the response stream of the request `by`
+    /// gets it, subscribed or not (0 streams).
+    pub fn resource_updated(&self, by: &RequestId, uri: &str) -> usize {
         let shared = self.lock();
+        if self.config.list_change_in_response {
+            let params = json!({"uri": uri});
+            let frame = wire::notification("notifications/resources/updated", Some(params));
+            self.push_in_response(&shared, by, frame);
+            return 0;
+        }
         let mut count = 0;
         for listen in &shared.listens {
             let subscribed = listen
@@ -402,12 +428,12 @@ impl Host for Session {
         Session::enabled(self, switch)
     }
 
-    fn set_enabled(&self, switch: Switch, enabled: bool) -> bool {
-        Session::set_enabled(self, switch, enabled)
+    fn set_enabled(&self, by: &RequestId, switch: Switch, enabled: bool) -> bool {
+        Session::set_enabled(self, by, switch, enabled)
     }
 
-    fn resource_updated(&self, uri: &str) -> usize {
-        Session::resource_updated(self, uri)
+    fn resource_updated(&self, by: &RequestId, uri: &str) -> usize {
+        Session::resource_updated(self, by, uri)
     }
 
     fn exit(&self, code: i32) {

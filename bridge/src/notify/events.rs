@@ -15,6 +15,11 @@ const FORWARDED: [&str; 4] = [
     "notifications/resources/updated",
 ];
 
+/// Whether `method` is one of the notifications of a listen stream that VS Code gets.
+pub fn is_stream_kind(method: &str) -> bool {
+    FORWARDED.contains(&method)
+}
+
 /// The levels of revision 2025-11-25, from the lowest.
 pub const LOG_LEVELS: [&str; 8] = [
     "debug",
@@ -40,7 +45,7 @@ pub fn subscription_id(params: Option<&Object>) -> Option<u64> {
 /// get it: a kind outside the four, or an update without a string uri. The
 /// subscription id goes; an empty `_meta` and empty params go too.
 pub fn stream_notification(method: &str, params: Option<Object>) -> Option<Value> {
-    if !FORWARDED.contains(&method) {
+    if !is_stream_kind(method) {
         return None;
     }
     let mut params = params.unwrap_or_default();

@@ -196,6 +196,28 @@ impl Listen {
             .collect()
     }
 
+    /// A list change or an update that came outside a listen stream: in the response
+    /// stream of a request (FastMCP sends the list change of a tool call there), or
+    /// untagged on stdio. VS Code gets a list change of a list that it lists, and an
+    /// update of a URI whose `resources/subscribe` it got an answer to (it reads the
+    /// updates of a resource only after that answer); `None` for the rest.
+    pub fn on_untagged(&self, method: &str, params: Option<Object>) -> Option<Value> {
+        let wanted = match method {
+            "notifications/tools/list_changed" => self.declared.tools,
+            "notifications/prompts/list_changed" => self.declared.prompts,
+            "notifications/resources/list_changed" => self.declared.resources,
+            "notifications/resources/updated" => params
+                .as_ref()
+                .and_then(|params| params.get("uri"))
+                .and_then(Value::as_str)
+                .is_some_and(|uri| self.uris.iter().any(|subscribed| subscribed == uri)),
+            _ => false,
+        };
+        wanted
+            .then(|| stream_notification(method, params))
+            .flatten()
+    }
+
     /// Stream `id` ended.
     pub fn on_end(
         &mut self,
@@ -558,7 +580,9 @@ mod tests {
             prompts_list_changed: true,
             resources_list_changed: true,
             resources_subscribe: true,
-            logging: true,
+            tools: true,
+            prompts: true,
+            resources: true,
         }
     }
 
@@ -595,7 +619,7 @@ mod tests {
     #[test]
     fn r2_no_declared_list_means_no_stream_and_no_subscriptions() {
         let mut listen = Listen::new(Declared {
-            logging: true,
+            tools: true,
             ..Declared::default()
         });
         let mut ids = Ids(0);
@@ -1057,5 +1081,60 @@ mod tests {
             "cannot start the listen stream: the HTTP status 501. The client gets no list changes."
         );
         assert!(listen.retry(&mut ids.next()).is_empty());
+    }
+
+    #[test]
+    fn o6_a_list_change_outside_the_stream_reaches_vscode_for_a_listed_list() {
+        let listen = Listen::new(Declared {
+            tools: true,
+            resources: true,
+            ..Declared::default()
+        });
+        for method in [
+            "notifications/tools/list_changed",
+            "notifications/resources/list_changed",
+        ] {
+            assert_eq!(
+                listen.on_untagged(method, None),
+                Some(json!({"jsonrpc":"2.0","method":method})),
+                "{method}"
+            );
+        }
+        assert_eq!(
+            listen.on_untagged("notifications/prompts/list_changed", None),
+            None,
+            "VS Code lists no prompts of this server"
+        );
+        for method in ["notifications/message", "notifications/progress", "x"] {
+            assert_eq!(listen.on_untagged(method, None), None, "{method}");
+        }
+    }
+
+    #[test]
+    fn o7_an_update_outside_the_stream_reaches_vscode_only_for_an_answered_subscription() {
+        let update = |uri: &str| json!({"uri":uri,"_meta":{"x/y":1}}).as_object().cloned();
+        let mut ids = Ids(0);
+        let mut listen = acknowledged(&mut ids);
+        let subscribe = listen.change(json!(7), "file:///a".into(), true, &mut ids.next());
+        assert!(matches!(subscribe[0], Action::Open { id: 2, .. }));
+        assert_eq!(
+            listen.on_untagged("notifications/resources/updated", update("file:///a")),
+            None,
+            "VS Code has no answer to its subscribe yet"
+        );
+        listen.on_ack(2, Instant::now(), &mut ids.next());
+        assert_eq!(
+            listen.on_untagged("notifications/resources/updated", update("file:///a")),
+            Some(
+                json!({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a","_meta":{"x/y":1}}})
+            )
+        );
+        for params in [update("file:///b"), update("file:///a/b"), None] {
+            assert_eq!(
+                listen.on_untagged("notifications/resources/updated", params.clone()),
+                None,
+                "{params:?}"
+            );
+        }
     }
 }

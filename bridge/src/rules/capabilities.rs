@@ -43,6 +43,11 @@ pub fn upstream_client_capabilities(client: &Object) -> Object {
 /// The capabilities of the initialize result (R1, O11), from the discover result:
 /// the members that revision 2025-11-25 knows, plus `extensions` without the Tasks
 /// extension. Never `tasks`: the bridge does not run tasks for VS Code.
+///
+/// `logging` always (O5, R2): the bridge answers `logging/setLevel` itself, and
+/// VS Code sends one only when the server declares `logging`. A server of revision
+/// 2026-07-28 may leave the capability out (the Python SDK deprecates it) and
+/// still send `notifications/message`, which the bridge forwards only after a level.
 pub fn initialize_capabilities(server: &Object) -> Object {
     let mut out = Object::new();
     for name in [
@@ -55,6 +60,8 @@ pub fn initialize_capabilities(server: &Object) -> Object {
     ] {
         if let Some(value) = object(server, name) {
             out.insert(name.into(), Value::Object(value.clone()));
+        } else if name == "logging" {
+            out.insert(name.into(), Value::Object(Object::new()));
         }
     }
     if let Some(extensions) = object(server, "extensions") {
@@ -92,14 +99,18 @@ impl InputKinds {
     }
 }
 
-/// What the initialize result promised VS Code, which decides the listen stream (R2, O6, O7).
+/// What the initialize result promised VS Code, which decides the listen stream (R2, O6, O7)
+/// and which list changes VS Code gets from outside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Declared {
     pub tools_list_changed: bool,
     pub prompts_list_changed: bool,
     pub resources_list_changed: bool,
     pub resources_subscribe: bool,
-    pub logging: bool,
+    /// The lists that VS Code lists: `tools`, `prompts`, `resources` are declared.
+    pub tools: bool,
+    pub prompts: bool,
+    pub resources: bool,
 }
 
 impl Declared {
@@ -115,7 +126,9 @@ impl Declared {
             prompts_list_changed: flag("prompts", "listChanged"),
             resources_list_changed: flag("resources", "listChanged"),
             resources_subscribe: flag("resources", "subscribe"),
-            logging: object(capabilities, "logging").is_some(),
+            tools: object(capabilities, "tools").is_some(),
+            prompts: object(capabilities, "prompts").is_some(),
+            resources: object(capabilities, "resources").is_some(),
         }
     }
 
@@ -213,6 +226,23 @@ mod tests {
     }
 
     #[test]
+    fn o5_initialize_capabilities_always_declare_logging() {
+        let without_logging = obj(json!({"tools":{"listChanged":true}}));
+        assert_eq!(
+            Value::Object(initialize_capabilities(&without_logging)),
+            json!({"logging":{},"tools":{"listChanged":true}})
+        );
+        assert_eq!(
+            Value::Object(initialize_capabilities(&obj(json!({"logging":true})))),
+            json!({"logging":{}})
+        );
+        assert_eq!(
+            Value::Object(initialize_capabilities(&obj(json!({"logging":{"x":1}})))),
+            json!({"logging":{"x":1}})
+        );
+    }
+
+    #[test]
     fn input_kinds_read_the_elicitation_modes() {
         let kinds = InputKinds::of(&vscode_1_140());
         assert!(kinds.elicitation_form && kinds.elicitation_url && kinds.sampling && kinds.roots);
@@ -227,7 +257,10 @@ mod tests {
     #[test]
     fn r2_declared_flags_decide_the_listen_stream() {
         let declared = Declared::of(&obj(json!({"tools":{"listChanged":true},"logging":{}})));
-        assert!(declared.tools_list_changed && declared.logging && declared.wants_listen_stream());
-        assert!(!Declared::of(&obj(json!({"tools":{},"resources":{}}))).wants_listen_stream());
+        assert!(declared.tools_list_changed && declared.tools && declared.wants_listen_stream());
+        assert!(!declared.prompts && !declared.resources);
+        let lists = Declared::of(&obj(json!({"tools":{},"prompts":{},"resources":{}})));
+        assert!(lists.tools && lists.prompts && lists.resources);
+        assert!(!lists.wants_listen_stream());
     }
 }

@@ -74,11 +74,13 @@ pub enum DiscoverRefusal {
 /// the capabilities of the discover result without tasks (O11), `serverInfo` from the
 /// upstream's `_meta` or the fallback, and `instructions` (O10).
 pub fn initialize_result(discover: &Object, fallback: &FallbackIdentity) -> Object {
-    let capabilities = discover
-        .get("capabilities")
-        .and_then(Value::as_object)
-        .map(initialize_capabilities)
-        .unwrap_or_default();
+    let none = Object::new();
+    let capabilities = initialize_capabilities(
+        discover
+            .get("capabilities")
+            .and_then(Value::as_object)
+            .unwrap_or(&none),
+    );
     let mut result = Object::new();
     result.insert("protocolVersion".into(), CLIENT_PROTOCOL_VERSION.into());
     result.insert("capabilities".into(), Value::Object(capabilities));
@@ -149,7 +151,7 @@ mod tests {
             Value::Object(initialize_result(&discover, &fallback())),
             json!({
                 "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {"listChanged": true}},
+                "capabilities": {"logging": {}, "tools": {"listChanged": true}},
                 "serverInfo": {"name": "fixture", "title": "Fixture", "version": "1.2.3",
                                "icons": [{"src": "data:image/png;base64,AA=="}], "websiteUrl": "https://example.com"},
                 "instructions": "Use the tools."
@@ -170,7 +172,7 @@ mod tests {
                 result["serverInfo"],
                 json!({"name": "my-server", "version": "0.1.0"})
             );
-            assert_eq!(result["capabilities"], json!({}));
+            assert_eq!(result["capabilities"], json!({"logging": {}}));
             assert!(!result.contains_key("instructions"));
         }
     }

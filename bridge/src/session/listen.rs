@@ -2,9 +2,9 @@
 //! state machine of `notify::listen` decides, this file carries out its actions.
 
 use super::{Session, Timer, key_of};
-use crate::catalogue::{BridgeDebug, BridgeError, Cause, ListenInfo, ListenWarning};
+use crate::catalogue::{BridgeDebug, BridgeError, Cause, ListenInfo, ListenWarning, RouterDebug};
 use crate::log::emit;
-use crate::notify::events::{log_message, subscription_id};
+use crate::notify::events::{is_stream_kind, log_message, subscription_id};
 use crate::notify::listen::{Action, End, Listen};
 use crate::rules::meta::RequestMeta;
 use crate::upstream::Outgoing;
@@ -124,9 +124,30 @@ impl Session {
                         .await;
                     true
                 }
-                None => false,
+                None => self.on_untagged_notification(notification).await,
             },
         }
+    }
+
+    /// O6, O7: a list change or an update outside a listen stream (in the response
+    /// stream of a call, or untagged on stdio) goes to VS Code when VS Code lists
+    /// that list or subscribed that URI; it comes before the result of the call that
+    /// carried it, so VS Code lists again before the next turn. `false` for the
+    /// notifications that are none of these.
+    async fn on_untagged_notification(&mut self, notification: &mut Notification) -> bool {
+        let method = notification.method.as_str();
+        if !is_stream_kind(method) {
+            return false;
+        }
+        let frame = self
+            .listen
+            .as_ref()
+            .and_then(|listen| listen.on_untagged(method, notification.params.take()));
+        match frame {
+            Some(frame) => self.out.send(frame).await,
+            None => emit!(RouterDebug::NotificationDropped { method }),
+        }
+        true
     }
 
     pub(super) async fn listen_retry(&mut self) {

@@ -70,7 +70,7 @@ async fn trigger(call: ToolCall, switch: Switch) -> Result<ToolReply, ErrorData>
     Args::of(&call).only(&[])?;
     let session = &call.call.host;
     let enabled = !session.enabled(switch);
-    session.set_enabled(switch, enabled);
+    session.set_enabled(&call.call.id, switch, enabled);
     let what = match switch {
         Switch::Tool => "test_toggled_tool",
         Switch::Prompt => "test_toggled_prompt",

@@ -9,10 +9,16 @@ use crate::session::Session;
 /// The `DiscoverResult`. `ttlMs` is 0: the fixture makes no promise to caches.
 pub fn discover(session: &Session) -> Value {
     let catalog = &session.catalog;
+    let mut capabilities = catalog.capabilities();
+    if session.config.log_undeclared
+        && let Value::Object(capabilities) = &mut capabilities
+    {
+        capabilities.shift_remove("logging");
+    }
     json!({
         "resultType": "complete",
         "supportedVersions": SUPPORTED_VERSIONS,
-        "capabilities": catalog.capabilities(),
+        "capabilities": capabilities,
         "instructions": catalog.instructions,
         "ttlMs": 0,
         "cacheScope": "public",

@@ -2,7 +2,8 @@
 //! prompt) `toggled` on and off, `touch` reports an update of a resource, and the
 //! optional `param_header_echo` takes its own `x-mcp-header` out of the list and puts
 //! it back. Each writes its notifications to the listen streams before its own result
-//! (the bridge relies on this order on stdio).
+//! (the bridge relies on this order on stdio); with `--list-change-in-response`, to
+//! its own response stream instead, as FastMCP does.
 
 use std::borrow::Cow;
 
@@ -73,7 +74,7 @@ async fn toggle(call: ToolCall) -> Result<ToolReply, ErrorData> {
             ));
         }
     };
-    let changed = call.call.host.set_enabled(switch, enabled);
+    let changed = call.call.host.set_enabled(&call.call.id, switch, enabled);
     let state = if enabled { "enabled" } else { "disabled" };
     let suffix = if changed { "" } else { " (no change)" };
     Ok(text(format!("{target} toggled: {state}{suffix}")))
@@ -86,7 +87,7 @@ async fn toggled(call: ToolCall) -> Result<ToolReply, ErrorData> {
 
 async fn touch(call: ToolCall) -> Result<ToolReply, ErrorData> {
     let uri = Args::of(&call).string("uri")?;
-    call.call.host.resource_updated(uri);
+    call.call.host.resource_updated(&call.call.id, uri);
     Ok(text(format!("touched {uri}")))
 }
 
@@ -123,7 +124,7 @@ async fn param_header_echo_call(call: ToolCall) -> Result<ToolReply, ErrorData> 
     if args.get("mark").is_some() {
         call.call
             .host
-            .set_enabled(Switch::ParamHeader, args.bool("mark")?);
+            .set_enabled(&call.call.id, Switch::ParamHeader, args.bool("mark")?);
     }
     Ok(text(text_back))
 }

@@ -79,3 +79,20 @@ async fn progress_uses_the_request_token_and_sends_nothing_without_one() {
         .await;
     assert!(before.is_empty());
 }
+
+#[tokio::test]
+async fn log_undeclared_leaves_logging_out_and_still_logs() {
+    let mut fixture = Fixture::start(&["--log-undeclared"]).await;
+    let discover = fixture.result("server/discover", json!({})).await;
+    let capabilities = discover["capabilities"].as_object().unwrap();
+    assert!(!capabilities.contains_key("logging"), "{capabilities:?}");
+    assert!(capabilities.contains_key("tools"));
+    let (before, _) = fixture
+        .exchange_with(
+            "tools/call",
+            json!({"name": "log"}),
+            json!({"io.modelcontextprotocol/logLevel": "warning"}),
+        )
+        .await;
+    assert_eq!(before, [message("warning"), message("error")]);
+}

@@ -242,3 +242,53 @@ async fn a_listen_request_needs_its_filter_and_a_unique_id() {
         (stream, json!(-32600))
     );
 }
+
+#[tokio::test]
+async fn list_change_in_response_puts_the_change_and_the_update_before_the_result_only() {
+    let mut fixture = Fixture::start(&["--list-change-in-response"]).await;
+    listen(
+        &mut fixture,
+        json!({"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": ["file:///fixture/a.txt"]}),
+        json!({"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": ["file:///fixture/a.txt"]}),
+    )
+    .await;
+    let untagged = |method: &str| json!({"jsonrpc": "2.0", "method": method});
+    for (target, method) in [
+        ("tool", "notifications/tools/list_changed"),
+        ("prompt", "notifications/prompts/list_changed"),
+    ] {
+        let (before, response) = fixture
+            .exchange_with(
+                "tools/call",
+                json!({"name": "toggle", "arguments": {"enabled": false, "target": target}}),
+                json!({}),
+            )
+            .await;
+        assert_eq!(before, [untagged(method)], "{target}");
+        assert_eq!(response["result"]["isError"], false);
+    }
+    for uri in ["file:///fixture/a.txt", "file:///elsewhere"] {
+        let (before, _) = fixture
+            .exchange_with(
+                "tools/call",
+                json!({"name": "touch", "arguments": {"uri": uri}}),
+                json!({}),
+            )
+            .await;
+        assert_eq!(
+            before,
+            [
+                json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}})
+            ]
+        );
+    }
+    // The listen stream got none of them.
+    fixture.close_stdin().await;
+    let rest = fixture.rest().await;
+    assert!(
+        rest.iter().all(|frame| frame
+            .get("method")
+            .is_none_or(|m| m == "notifications/cancelled")),
+        "{rest:?}"
+    );
+}
