@@ -66,6 +66,38 @@ for line in sys.stdin:
     print(json.dumps(answer), flush=True)
 "#;
 
+/// A server of revision 2026-07-28 whose tool names and error message carry
+/// terminal controls: OSC 52 (writes the clipboard), OSC 0 (sets the title), CSI
+/// sequences in their 7-bit and C1 forms, DEL.
+const CONTROLS_SERVER: &str = r#"
+import json, sys
+TOOLS = [
+    {"name": "\x1b]52;c;aGVsbG8=\x07copy", "inputSchema": {"type": "object"}},
+    {"name": "\x1b]0;pwned\x07title", "inputSchema": {"type": "object"}},
+    {"name": "\x1b[2J\x1b[Hclear", "inputSchema": {"type": "object"}},
+    {"name": "\x9b31mred\x7f", "inputSchema": {"type": "object"}},
+]
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "server/discover":
+        answer = {"result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                             "capabilities": {"tools": {}, "prompts": {}},
+                             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "controls", "version": "1.0.0"}}}}
+    elif method == "tools/list":
+        answer = {"result": {"resultType": "complete", "tools": TOOLS}}
+    elif method == "prompts/list":
+        answer = {"error": {"code": -32603, "message": "\x1b[1A\x1b[2K\x1b]0;done\x07VS Code will work \x9b2K"}}
+    else:
+        answer = {"error": {"code": -32601, "message": "Method not found"}}
+    answer.update({"jsonrpc": "2.0", "id": message["id"]})
+    print(json.dumps(answer), flush=True)
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fixture_passes_with_its_tools_lists_listen_stream_and_the_repairs_of_the_bridge() {
     let report = doctor(&["--", &fixture_exe()], &[]).await;
@@ -419,5 +451,28 @@ async fn the_text_report_is_aligned_without_colour_and_bad_arguments_exit_2_with
         "--redirect-port",
     ] {
         assert!(help.contains(option), "{option}: {help}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_report_writes_no_control_character_of_the_server_to_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = python_server(dir.path(), "controls.py", CONTROLS_SERVER);
+    let output = run(&["--", "python3", script.to_str().unwrap()], &[]).await;
+    let text = String::from_utf8(output.stdout).unwrap();
+    let controls: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n')
+        .collect();
+    assert!(controls.is_empty(), "{controls:?} in:\n{text}");
+    // The names and the message are there, escaped as the lines of the bridge are.
+    for shown in [
+        "\\u{1b}]52;c;aGVsbG8=\\u{7}copy",
+        "\\u{1b}]0;pwned\\u{7}title",
+        "\\u{1b}[2J\\u{1b}[Hclear",
+        "\\u{9b}31mred\\u{7f}",
+        "\\u{1b}[1A\\u{1b}[2K\\u{1b}]0;done\\u{7}VS Code will work \\u{9b}2K",
+    ] {
+        assert!(text.contains(shown), "{shown} not in:\n{text}");
     }
 }
