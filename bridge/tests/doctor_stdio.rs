@@ -231,14 +231,23 @@ async fn the_conformance_profile_of_the_fixture_gives_its_report() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_log_line_on_stdout_a_command_that_does_not_start_and_one_that_exits_fail_reach() {
+async fn a_log_line_on_stdout_warns_and_a_command_that_does_not_start_or_exits_fails_reach() {
     let logging = format!("echo 'starting the server'; exec '{}'", fixture_exe());
     let report = doctor(&["--", "/bin/sh", "-c", &logging], &[]).await;
     report.assert_well_formed();
+    // The bridge drops the line and VS Code works: a warning, and exit code 0.
     report.expect(
         "reach.stdout",
-        "fail",
-        "1 line on stdout that are not JSON-RPC",
+        "warning",
+        "the server wrote 1 line on stdout that is not JSON-RPC: the bridge drops it with a warning line and reads on, so VS Code works",
+    );
+    assert_eq!(report.code, Some(0), "{}", report.stdout);
+    let two = format!("echo one; echo two; exec '{}'", fixture_exe());
+    let plural = doctor(&["--", "/bin/sh", "-c", &two], &[]).await;
+    plural.expect(
+        "reach.stdout",
+        "warning",
+        "2 lines on stdout that are not JSON-RPC: the bridge drops them",
     );
     let lines = report.finding("reach.stdout")["lines"].to_string();
     assert!(

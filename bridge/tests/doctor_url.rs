@@ -109,6 +109,42 @@ async fn the_fixture_over_https_passes_reach_revision_and_what_vscode_gets() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_asks_for_no_sign_in_is_told_nothing_of_the_sign_in() {
+    let fixture = HttpsFixture::start(&[], &[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let port = free_port().to_string();
+    // --token-store auto without a keychain and without a key ends in memory.
+    let report = doctor(
+        &[
+            "--redirect-port",
+            &port,
+            "--ca-file",
+            &fixture.ca_file,
+            &fixture.url,
+        ],
+        &[
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus"),
+        ],
+    )
+    .await;
+    report.assert_well_formed();
+    assert_eq!(report.code, Some(0), "{}", report.stdout);
+    report.expect("sign_in.token_store", "pass", "memory");
+    report.expect("revision.discover", "pass", "revision 2026-07-28");
+    for finding in report.findings() {
+        if finding["status"] != "skipped" {
+            let text = finding.to_string();
+            assert!(
+                !text.contains("sign-in") && !text.contains("sign in"),
+                "a word of the sign-in where the server asked for none: {finding:#}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_tls_case_of_the_fixture_fails_reach_tls_with_what_to_do() {
     for (case, summary, advice) in [
         (

@@ -159,9 +159,16 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
             } else {
                 Duration::ZERO
             };
+            // The wait of a start includes the sign-in's where none is stored; a
+            // server that asked for no sign-in is told of no sign-in.
+            let told_wait = if reached.asks_for_sign_in() {
+                sign_in_wait
+            } else {
+                Duration::ZERO
+            };
             let plan = session::Plan {
                 initialize_limit: plan.initialize_limit + sign_in_wait,
-                discover_wait: config.discover_timeout + sign_in_wait,
+                discover_wait: config.discover_timeout + told_wait,
                 sign_in_urls: options.sign_in.then(|| {
                     (!target.sign_in.no_browser)
                         .then(|| sign_in_plan.environment.settings(target).opener)
