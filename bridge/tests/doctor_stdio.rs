@@ -154,7 +154,7 @@ async fn each_fault_of_the_fixture_over_stdio_gives_its_finding() {
             "reach.command",
             "fail",
             "stopped before it answered server/discover",
-            "read what it writes on stderr",
+            "wrote on stderr (its last lines above)",
         ),
         (
             &["--anonymous"],
@@ -279,6 +279,13 @@ async fn a_log_line_on_stdout_warns_and_a_command_that_does_not_start_or_exits_f
 
     let exits = doctor(&["--", "/bin/sh", "-c", "exit 3"], &[]).await;
     exits.assert_well_formed();
+    assert!(
+        exits
+            .text("reach.command")
+            .contains("the command wrote nothing on stderr"),
+        "{}",
+        exits.stdout
+    );
     // The summary itself says how the command ended, not only the lines under it.
     exits.expect(
         "reach.command",
@@ -484,4 +491,32 @@ async fn the_text_report_writes_no_control_character_of_the_server_to_the_termin
     ] {
         assert!(text.contains(shown), "{shown} not in:\n{text}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_exits_at_its_start_has_its_last_stderr_lines_quoted_escaped() {
+    let script = "for n in $(seq 1 30); do echo \"loading module $n\" >&2; done; \
+                  printf 'Error: \\033]0;pwned\\007no API_KEY in the environment\\n' >&2; exit 3";
+    let report = doctor(&["--", "/bin/sh", "-c", script], &[]).await;
+    report.assert_well_formed();
+    report.expect("reach.command", "fail", "exited with code 3");
+    let details: Vec<&str> = report.finding("reach.command")["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|detail| detail.as_str())
+        .collect();
+    // The last lines, a bounded number, escaped also in --json.
+    assert_eq!(details.len(), 10, "{details:?}");
+    assert_eq!(details[0], "stderr: loading module 22");
+    assert_eq!(
+        details[9],
+        "stderr: Error: \\u{1b}]0;pwned\\u{7}no API_KEY in the environment"
+    );
+    let text = run(&["--", "/bin/sh", "-c", script], &[]).await;
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("- stderr: Error: \\u{1b}]0;pwned\\u{7}no API_KEY in the environment\n"),
+        "{text}"
+    );
 }

@@ -43,6 +43,7 @@ pub mod texts;
 mod tls;
 
 use crate::config::{Config, DoctorOptions, UpstreamTarget};
+use crate::upstream::stderr_tail::StderrTail;
 use capture::Lines;
 use report::{Check, Finding, Report};
 use serde_json::{Map, Value};
@@ -57,6 +58,8 @@ pub struct Context<'a> {
     pub sign_in: bool,
     /// `--call`.
     pub call: Option<(String, Map<String, Value>)>,
+    /// The last lines of the upstream command's stderr.
+    pub stderr_tail: StderrTail,
 }
 
 impl Context<'_> {
@@ -116,6 +119,7 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
         lines,
         sign_in: options.sign_in,
         call: options.call.clone(),
+        stderr_tail: StderrTail::default(),
     };
     let mut report = Report::new(upstream_name(&config.upstream));
     let plan = session::Plan {
@@ -126,7 +130,9 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
     };
     match &config.upstream {
         UpstreamTarget::Command { .. } => {
-            let connector = crate::run::connector(config, None);
+            let connector =
+                crate::run::connector_with_stderr_tail(config, context.stderr_tail.clone())
+                    .unwrap_or_else(|| crate::run::connector(config, None));
             let run = session::run(config, connector.clone(), &plan, &context.lines).await;
             revision::findings(&context, &run, connector.as_ref(), &mut report).await;
             after_initialize(&context, &run, &mut report);

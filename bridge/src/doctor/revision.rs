@@ -165,11 +165,12 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
                     end.detail()
                 ),
             )
+            .details(stderr_details(context))
             .lines(context.lines.warnings_between(run.initialize_lines))
             .cause(Cause::UpstreamExited)
             .advice(
                 Section::Start,
-                "Run the command in a terminal and read what it writes on stderr.",
+                "Read what the command wrote on stderr (its last lines above); run it in a terminal with the same environment to see all of it.",
             ),
         );
     } else {
@@ -211,6 +212,19 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
         };
         report.add(finding);
     }
+}
+
+/// The last lines of the command's stderr, quoted (escaped and cut by the tail),
+/// or that it wrote none.
+fn stderr_details(context: &Context<'_>) -> Vec<String> {
+    let lines = context.stderr_tail.lines();
+    if lines.is_empty() {
+        return vec!["the command wrote nothing on stderr".into()];
+    }
+    lines
+        .into_iter()
+        .map(|line| format!("stderr: {line}"))
+        .collect()
 }
 
 /// revision.discover when the upstream answered: its revisions and its time,
