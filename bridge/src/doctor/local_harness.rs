@@ -3,9 +3,12 @@
 //! line, its answers to the bridge's questions. It asks nobody: a form or a URL
 //! of the upstream is cancelled, a sampling request refused, and the roots are
 //! none; doctor tells that they were asked. Only the URL of a sign-in of the
-//! bridge is opened, with `--sign-in`, as VS Code opens it when the user accepts.
+//! bridge is opened, with `--sign-in`, as VS Code opens it when the user accepts
+//! (through a one-time start URL: the opener never gets the authorization URL).
 
-use super::texts::{SIGN_IN_ELICITATION, open_sign_in};
+use super::start_url::{self, Served};
+use super::tap::Tap;
+use super::texts::open_sign_in;
 use crate::auth::browser::Opener;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -43,6 +46,11 @@ pub struct LocalHarness {
     /// With `--sign-in`: how the URL of a later sign-in opens (none: `--no-browser`,
     /// the URL goes to stderr).
     pub sign_in_urls: Option<Option<Opener>>,
+    /// The upstream side of the session: it tells the URL elicitations that the
+    /// bridge's own sign-in asked from those of the upstream.
+    pub tap: Tap,
+    /// The start URLs that doctor serves for the sign-ins it opened.
+    started: Vec<Served>,
 }
 
 /// The name that the upstream and the lines of the bridge see.
@@ -59,6 +67,8 @@ impl LocalHarness {
             questions: Vec::new(),
             closed: false,
             sign_in_urls: None,
+            tap: Tap::default(),
+            started: Vec::new(),
         }
     }
 
@@ -123,29 +133,27 @@ impl LocalHarness {
         }
     }
 
-    /// Ends the input of the session (VS Code closes stdin).
+    /// Ends the input of the session (VS Code closes stdin). The start URLs that
+    /// doctor served end with it.
     pub async fn close(mut self) {
         let _ = self.input.shutdown().await;
     }
 
     /// A URL elicitation of a sign-in of the bridge, with `--sign-in`: the URL
-    /// opens as VS Code opens it after the user's accept.
-    fn opens_sign_in(&self, params: &Value) -> bool {
-        let Some(opener) = &self.sign_in_urls else {
+    /// opens as VS Code opens it after the user's accept, through a one-time start
+    /// URL ([`start_url`]); with `--no-browser` it is written for the user. Only
+    /// an elicitation that the bridge's link asked itself is one (the tap saw it
+    /// go by: its id and URL); one of the upstream, whatever its message, is not.
+    fn opens_sign_in(&mut self, params: &Value) -> bool {
+        let Some(opener) = self.sign_in_urls.clone() else {
             return false;
         };
-        let sign_in = params.get("mode") == Some(&json!("url"))
-            && params.get("message") == Some(&json!(SIGN_IN_ELICITATION));
-        let Some(url) = params
-            .get("url")
-            .and_then(Value::as_str)
-            .filter(|_| sign_in)
-        else {
+        let Some(url) = self.tap.take_own_sign_in(params) else {
             return false;
         };
-        match opener {
-            Some(opener) if opener.open(url).is_ok() => {}
-            _ => eprintln!("{}", open_sign_in(url)),
+        match opener.map(|opener| start_url::open(&opener, &url)) {
+            Some(Ok(served)) => self.started.push(served),
+            _ => eprintln!("{}", open_sign_in(&url)),
         }
         true
     }

@@ -20,7 +20,8 @@
 //! - `reach_url`, `tls`: the proxy, the name, TCP, TLS and the POST of a URL;
 //! - `sign_in`, `store`: the readiness of the sign-in, and the store lent to the session;
 //! - `session`, `local_harness`, `tap`: the session in this process, VS Code's
-//!   side of it, and a look at its upstream side;
+//!   side of it, and a look at its upstream side; `start_url`: the one-time start
+//!   URL through which doctor opens a later sign-in;
 //! - `revision`: the start (stdio reach), server/discover, the capabilities;
 //! - `lists`, `after_start`: what VS Code gets: the lists, a ping, the listen
 //!   stream, the call of `--call`;
@@ -37,6 +38,7 @@ pub mod report;
 mod revision;
 mod session;
 mod sign_in;
+mod start_url;
 mod store;
 mod tap;
 pub mod texts;

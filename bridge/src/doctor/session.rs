@@ -120,6 +120,7 @@ pub async fn run(
     });
     let mut harness = LocalHarness::new(client_input, client_output);
     harness.sign_in_urls = plan.sign_in_urls.clone();
+    harness.tap = tap.clone();
 
     let start_mark = lines.mark();
     let started = Instant::now();

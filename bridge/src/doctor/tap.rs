@@ -3,7 +3,8 @@
 //! upstream answers, as the upstream wrote it, while the session works as it
 //! always does. The session's output is what VS Code gets; the tap is what the
 //! upstream gave (the revisions of its discover result, the icons the bridge
-//! dropped, the lines it wrote on stdout that are not JSON-RPC).
+//! dropped, the lines it wrote on stdout that are not JSON-RPC), and the questions
+//! that the link asked VS Code itself (the URL elicitation of its sign-in).
 
 use crate::upstream::{
     ConnectError, Connector, LinkContext, LinkEnd, Outgoing, OutgoingSink, RequestFailure,
@@ -34,6 +35,10 @@ struct Seen {
     failures: Vec<(String, RequestFailure)>,
     ended: Option<LinkEnd>,
     connect_errors: Vec<ConnectError>,
+    /// The URL elicitations that the link asked itself (its sign-in after
+    /// `notifications/initialized`), by elicitationId and URL: what no upstream
+    /// can send, since the id is the link's and the URL carries its state.
+    own_questions: Vec<(String, String)>,
 }
 
 /// The shared record of the tap.
@@ -91,6 +96,23 @@ impl Tap {
         self.lock().connect_errors.clone()
     }
 
+    /// The URL of a URL elicitation that the link asked itself, once: `params`
+    /// has its mode, elicitationId and URL exactly. An elicitation of the
+    /// upstream, whatever its message, gets `None`.
+    pub fn take_own_sign_in(&self, params: &Value) -> Option<String> {
+        if params.get("mode").and_then(Value::as_str) != Some("url") {
+            return None;
+        }
+        let id = params.get("elicitationId").and_then(Value::as_str)?;
+        let url = params.get("url").and_then(Value::as_str)?;
+        let mut seen = self.lock();
+        let at = seen
+            .own_questions
+            .iter()
+            .position(|(own_id, own_url)| own_id == id && own_url == url)?;
+        Some(seen.own_questions.remove(at).1)
+    }
+
     fn sent(&self, frame: &Outgoing) {
         if let Outgoing::Request { id, method, .. } = frame {
             self.lock()
@@ -139,6 +161,18 @@ impl Tap {
                 }
             }
             UpstreamEvent::Ended(end) => self.lock().ended = Some(end.clone()),
+            UpstreamEvent::AskClient(question) if question.method == "elicitation/create" => {
+                let text = |name: &str| {
+                    question
+                        .params
+                        .get(name)
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                if let (Some(id), Some(url)) = (text("elicitationId"), text("url")) {
+                    self.lock().own_questions.push((id, url));
+                }
+            }
             _ => {}
         }
     }
