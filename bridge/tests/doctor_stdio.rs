@@ -98,6 +98,41 @@ for line in sys.stdin:
     print(json.dumps(answer), flush=True)
 "#;
 
+/// A server of revision 2026-07-28 that declares no logging and, during the call
+/// of its tool, sends a log message, a progress notification for a token that is
+/// not the bridge's, and a notification that no revision knows.
+const NOISY_SERVER: &str = r#"
+import json, sys
+def send(message):
+    print(json.dumps(message), flush=True)
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "server/discover":
+        answer = {"result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                             "capabilities": {"tools": {}},
+                             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "noisy", "version": "1.0.0"}}}}
+    elif method == "tools/list":
+        answer = {"result": {"resultType": "complete",
+                             "tools": [{"name": "noisy", "inputSchema": {"type": "object"}}]}}
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "logger": "noisy", "data": "a message at the level info"}})
+        send({"jsonrpc": "2.0", "method": "notifications/progress",
+              "params": {"progressToken": "not-a-token-of-the-bridge", "progress": 1}})
+        send({"jsonrpc": "2.0", "method": "notifications/example/unknown", "params": {}})
+        answer = {"result": {"resultType": "complete",
+                             "content": [{"type": "text", "text": "done"}], "isError": False}}
+    else:
+        answer = {"error": {"code": -32601, "message": "Method not found"}}
+    answer.update({"jsonrpc": "2.0", "id": message["id"]})
+    send(answer)
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fixture_passes_with_its_tools_lists_listen_stream_and_the_repairs_of_the_bridge() {
     let report = doctor(&["--", &fixture_exe()], &[]).await;
@@ -519,4 +554,73 @@ async fn a_command_that_exits_at_its_start_has_its_last_stderr_lines_quoted_esca
         text.contains("- stderr: Error: \\u{1b}]0;pwned\\u{7}no API_KEY in the environment\n"),
         "{text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_messages_of_the_fixture_reach_vscode_during_the_call() {
+    let report = doctor(&["--call", "log", "--", &fixture_exe()], &[]).await;
+    report.assert_well_formed();
+    assert_eq!(report.code, Some(0), "{}", report.stdout);
+    // The fixture declares logging; at the level info it sends info, warning, error.
+    report.expect(
+        "vscode.logging",
+        "pass",
+        "VS Code sets the log level info (the initialize result declares logging); the server sent 3 log messages at info or above, and VS Code got 3",
+    );
+    report.expect("vscode.call", "pass", "'log' answered");
+    assert!(
+        report
+            .text("vscode.call")
+            .contains("during the call VS Code got notifications/message (3)"),
+        "{}",
+        report.stdout
+    );
+    // Without --call the fixture logs nothing.
+    let quiet = doctor(&["--", &fixture_exe()], &[]).await;
+    quiet.expect("vscode.logging", "pass", "the server sent no log message");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notifications_that_the_bridge_did_not_forward_during_the_call_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = python_server(dir.path(), "noisy.py", NOISY_SERVER);
+    let report = doctor(
+        &["--call", "noisy", "--", "python3", script.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    report.assert_well_formed();
+    report.expect("vscode.call", "warning", "the bridge did not forward");
+    let call = report.text("vscode.call");
+    for part in [
+        "notifications/example/unknown (1 of 1)",
+        "notifications/progress (1 of 1)",
+        "mcp-bridge-vscode: mcp_router: debug: dropped the notification notifications/example/unknown of the upstream server",
+        "mcp-bridge-vscode: mcp_router: debug: dropped a progress notification for no request in flight",
+    ] {
+        assert!(call.contains(part), "{part} not in {call}");
+    }
+    // The log message of a server that declares no logging: what VS Code got is
+    // told as it happened (a bridge that declares logging to VS Code itself
+    // forwards it; one that copies the capabilities does not).
+    let logging = report.finding("vscode.logging");
+    let summary = logging["summary"].as_str().unwrap();
+    if summary.contains("VS Code sets no log level") {
+        report.expect(
+            "vscode.logging",
+            "warning",
+            "the server sent 1 log message at info or above, and VS Code got 0",
+        );
+        assert!(call.contains("notifications/message (1 of 1)"), "{call}");
+    } else {
+        report.expect(
+            "vscode.logging",
+            "pass",
+            "the server sent 1 log message at info or above, and VS Code got 1",
+        );
+        assert!(
+            call.contains("VS Code got notifications/message (1)"),
+            "{call}"
+        );
+    }
 }

@@ -23,8 +23,9 @@
 //!   side of it, and a look at its upstream side; `start_url`: the one-time start
 //!   URL through which doctor opens a later sign-in;
 //! - `revision`: the start (stdio reach), server/discover, the capabilities;
-//! - `lists`, `after_start`: what VS Code gets: the lists, a ping, the listen
-//!   stream, the call of `--call`;
+//! - `lists`, `after_start`, `notifications`: what VS Code gets: the lists, a
+//!   ping, the listen stream, the log messages, the call of `--call` and the
+//!   notifications that the bridge did not forward during it;
 //! - `human`, `json`: the two outputs.
 
 mod after_start;
@@ -33,6 +34,7 @@ mod human;
 mod json;
 mod lists;
 mod local_harness;
+mod notifications;
 mod reach_url;
 pub mod report;
 mod revision;

@@ -75,6 +75,10 @@ pub struct Run {
     pub notifications: Vec<Notified>,
     pub listen_lines: (usize, usize),
     pub call: Option<(String, Reply, (usize, usize))>,
+    /// From the request of `--call` to its answer.
+    pub call_window: Option<(Instant, Instant)>,
+    /// When the harness sent `notifications/initialized`.
+    pub initialized_at: Option<Instant>,
     /// The questions that the bridge asked doctor's harness.
     pub questions: Vec<String>,
     pub tap: Tap,
@@ -146,6 +150,8 @@ pub async fn run(
         notifications: Vec::new(),
         listen_lines: (0, 0),
         call: None,
+        call_window: None,
+        initialized_at: None,
         questions: Vec::new(),
         tap,
     };
@@ -169,6 +175,7 @@ pub async fn run(
         let listen_mark = lines.mark();
         harness.notify("notifications/initialized").await;
         let initialized_at = Instant::now();
+        run.initialized_at = Some(initialized_at);
         run.listen_declared = LIST_CHANGES
             .iter()
             .filter(|(name, _)| {
@@ -237,9 +244,11 @@ pub async fn run(
             params.insert("name".into(), name.clone().into());
             params.insert("arguments".into(), Value::Object(arguments.clone()));
             params.insert("_meta".into(), json!({"progressToken": "doctor-call"}));
+            let called = Instant::now();
             let reply = harness
                 .request("tools/call", params, deadline(CALL_LIMIT))
                 .await;
+            run.call_window = Some((called, Instant::now()));
             run.call = Some((name.clone(), reply, (mark, lines.mark())));
         }
         run.notifications = harness

@@ -26,9 +26,19 @@ pub struct Answer {
     pub outcome: Result<Map<String, Value>, Value>,
 }
 
+/// A notification of the upstream, and when the session got it.
+#[derive(Debug, Clone)]
+pub struct Heard {
+    pub method: String,
+    /// The `level` of a log message.
+    pub level: Option<String>,
+    pub at: Instant,
+}
+
 /// What the tap saw.
 #[derive(Debug, Default)]
 struct Seen {
+    notifications: Vec<Heard>,
     sent: HashMap<u64, (String, Instant)>,
     answers: Vec<Answer>,
     unreadable: Vec<String>,
@@ -78,6 +88,16 @@ impl Tap {
             .iter()
             .filter(|(sent, _)| sent == method)
             .map(|(_, failure)| failure.clone())
+            .collect()
+    }
+
+    /// The notifications of the upstream from `from` on, in order.
+    pub fn notifications_since(&self, from: Instant) -> Vec<Heard> {
+        self.lock()
+            .notifications
+            .iter()
+            .filter(|heard| heard.at >= from)
+            .cloned()
             .collect()
     }
 
@@ -150,6 +170,19 @@ impl Tap {
                     };
                     self.answered(id, outcome);
                 }
+            }
+            UpstreamEvent::Message(Message::Notification(notification)) => {
+                let level = notification
+                    .params
+                    .as_ref()
+                    .and_then(|params| params.get("level"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.lock().notifications.push(Heard {
+                    method: notification.method.clone(),
+                    level,
+                    at: Instant::now(),
+                });
             }
             UpstreamEvent::Unreadable { frame, .. } => {
                 self.lock().unreadable.push(frame.clone());
