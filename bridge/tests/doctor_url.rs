@@ -980,3 +980,52 @@ async fn a_sign_in_after_the_start_opens_a_one_time_start_url_not_the_authorizat
     }
     assert_no_secret(&report, &secrets_of(&fixture).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_request_of_the_start_url_of_a_later_sign_in_stops_that_sign_in() {
+    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let count = home.path().join("count");
+    let log = home.path().join("browser.log");
+    // The first browser signs in at the start; the second requests its start URL
+    // twice, as another program of the host could.
+    let browser = script(
+        home.path(),
+        "browser",
+        &format!(
+            "n=$(cat '{count}' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{count}'\n\
+             if [ \"$n\" = 1 ]; then exec '{exe}' --browse \"$1\" --ca-file '{ca}' >> '{log}' 2>&1; fi\n\
+             curl -s -o /dev/null \"$1\"; curl -s -o /dev/null \"$1\"",
+            count = count.display(),
+            exe = crate::pipes::fixture_exe(),
+            ca = fixture.ca_file,
+            log = log.display(),
+        ),
+    );
+    let started = tokio::time::Instant::now();
+    let report = doctor_of(
+        &fixture,
+        &["--sign-in", "--sign-in-timeout", "60", "--call", "guarded"],
+        &[("BROWSER", browser.to_str().unwrap())],
+    )
+    .await;
+    report.expect("sign_in.sign_in", "pass", "");
+    report.expect(
+        "vscode.call",
+        "fail",
+        "doctor cancelled the request: the start URL of its sign-in received a second request",
+    );
+    assert!(
+        report.text("vscode.call").contains(
+            "The start URL of the sign-in received a second request, thus the bridge stopped the sign-in."
+        ),
+        "{}",
+        report.stdout
+    );
+    // The sign-in stopped at the second request, not at its time limit.
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -12,6 +12,7 @@ use super::texts::open_sign_in;
 use crate::auth::browser::Opener;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant, timeout_at};
 
 /// The answer of the bridge to one request.
@@ -49,9 +50,15 @@ pub struct LocalHarness {
     /// The upstream side of the session: it tells the URL elicitations that the
     /// bridge's own sign-in asked from those of the upstream.
     pub tap: Tap,
-    /// The start URLs that doctor serves for the sign-ins it opened.
+    /// The start URLs that doctor serves for the sign-ins it opened, and the news
+    /// of one that got a second request.
     started: Vec<Served>,
+    start_reuse: mpsc::UnboundedSender<()>,
+    start_reused: mpsc::UnboundedReceiver<()>,
 }
+
+/// Why doctor cancelled a request: the start URL of its sign-in got a second request.
+const START_REUSED: &str = "doctor cancelled the request: the start URL of its sign-in received a second request, so the sign-in stopped";
 
 /// The name that the upstream and the lines of the bridge see.
 pub const CLIENT_NAME: &str = "mcp-bridge-vscode doctor";
@@ -59,6 +66,7 @@ pub const CLIENT_NAME: &str = "mcp-bridge-vscode doctor";
 impl LocalHarness {
     /// `input` is what the session reads, `output` what it writes.
     pub fn new(input: DuplexStream, output: DuplexStream) -> Self {
+        let (start_reuse, start_reused) = mpsc::unbounded_channel();
         Self {
             input,
             output: BufReader::new(output).lines(),
@@ -69,6 +77,8 @@ impl LocalHarness {
             sign_in_urls: None,
             tap: Tap::default(),
             started: Vec::new(),
+            start_reuse,
+            start_reused,
         }
     }
 
@@ -102,7 +112,14 @@ impl LocalHarness {
             return Reply::NoAnswer;
         }
         loop {
-            let Some((frame, length)) = self.read(deadline).await else {
+            let next = tokio::select! {
+                biased;
+                Some(()) = self.start_reused.recv() => {
+                    return self.cancel(id).await;
+                }
+                next = read_frame(&mut self.output, &mut self.closed, deadline) => next,
+            };
+            let Some((frame, length)) = next else {
                 return Reply::NoAnswer;
             };
             if frame.get("method").is_none() && frame.get("id") == Some(&json!(id)) {
@@ -113,6 +130,20 @@ impl LocalHarness {
             }
             self.on_other(frame).await;
         }
+    }
+
+    /// A start URL that doctor opened got a second request: another program of
+    /// the host possibly opened it, so the sign-in stops, as a start's does. The
+    /// request `id` that waits for it is cancelled, which ends its sign-in in the
+    /// link; the error is doctor's own (a cancelled request gets no answer).
+    async fn cancel(&mut self, id: u64) -> Reply {
+        let _ = self
+            .write(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": START_REUSED}}),
+            )
+            .await;
+        Reply::Error(json!({"code": -32800, "message": START_REUSED}))
     }
 
     /// Sends a notification.
@@ -151,7 +182,8 @@ impl LocalHarness {
         let Some(url) = self.tap.take_own_sign_in(params) else {
             return false;
         };
-        match opener.map(|opener| start_url::open(&opener, &url)) {
+        let reuse = self.start_reuse.clone();
+        match opener.map(|opener| start_url::open(&opener, &url, reuse)) {
             Some(Ok(served)) => self.started.push(served),
             _ => eprintln!("{}", open_sign_in(&url)),
         }
@@ -166,23 +198,7 @@ impl LocalHarness {
 
     /// The next frame, with the length of its line.
     async fn read(&mut self, deadline: Instant) -> Option<(Map<String, Value>, usize)> {
-        if self.closed {
-            return None;
-        }
-        loop {
-            match timeout_at(deadline, self.output.next_line()).await {
-                Err(_) => return None,
-                Ok(Ok(Some(line))) => {
-                    if let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(&line) {
-                        return Some((frame, line.len()));
-                    }
-                }
-                Ok(_) => {
-                    self.closed = true;
-                    return None;
-                }
-            }
-        }
+        read_frame(&mut self.output, &mut self.closed, deadline).await
     }
 
     /// A notification is recorded; a question of the bridge is answered as a
@@ -224,6 +240,32 @@ impl LocalHarness {
         };
         self.questions.push(format!("{method}: {asked}"));
         let _ = self.write(&answer).await;
+    }
+}
+
+/// The next frame of the session's output, with the length of its line; `closed`
+/// once the output ended.
+async fn read_frame(
+    output: &mut Lines<BufReader<DuplexStream>>,
+    closed: &mut bool,
+    deadline: Instant,
+) -> Option<(Map<String, Value>, usize)> {
+    if *closed {
+        return None;
+    }
+    loop {
+        match timeout_at(deadline, output.next_line()).await {
+            Err(_) => return None,
+            Ok(Ok(Some(line))) => {
+                if let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(&line) {
+                    return Some((frame, line.len()));
+                }
+            }
+            Ok(_) => {
+                *closed = true;
+                return None;
+            }
+        }
     }
 }
 

@@ -5,11 +5,13 @@
 //! host can read: so it opens a one-time start URL instead, as a start does (M6),
 //! served by the receiver of the sign-in on a loopback port of its own. The first
 //! request is sent to the authorization URL; a second one gets the page and the
-//! line of a start URL opened twice.
+//! line of a start URL opened twice, and doctor then cancels the request whose
+//! sign-in it is, which stops that sign-in.
 
 use crate::auth::browser::Opener;
 use crate::auth::pkce::Secret;
 use crate::auth::receiver::{Gate, Receiver, StartUrl};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 /// A start URL that is served until it was opened twice or doctor ends.
@@ -27,8 +29,12 @@ impl Drop for Served {
 pub struct NotOpened;
 
 /// Serves a start URL that sends the browser to `authorization_url`, and opens
-/// it with `opener`.
-pub fn open(opener: &Opener, authorization_url: &str) -> Result<Served, NotOpened> {
+/// it with `opener`; `reused` hears of a second request.
+pub fn open(
+    opener: &Opener,
+    authorization_url: &str,
+    reused: mpsc::UnboundedSender<()>,
+) -> Result<Served, NotOpened> {
     let token = Secret::start_token().map_err(|_| NotOpened)?;
     // No redirect comes here (it goes to the bridge's own receiver): a state that
     // nobody knows.
@@ -38,7 +44,10 @@ pub fn open(opener: &Opener, authorization_url: &str) -> Result<Served, NotOpene
     let url = start.url(receiver.port());
     let mut gate = Gate::new(state, Some(start), authorization_url);
     let served = Served(tokio::spawn(async move {
-        let _ = receiver.serve(&mut gate).await;
+        // Only a second request of the start URL ends the serving here.
+        if receiver.serve(&mut gate).await.is_err() {
+            let _ = reused.send(());
+        }
     }));
     opener.open(&url).map_err(|_| NotOpened)?;
     Ok(served)
