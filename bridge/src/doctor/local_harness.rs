@@ -47,6 +47,8 @@ pub struct LocalHarness {
     /// With `--sign-in`: how the URL of a later sign-in opens (none: `--no-browser`,
     /// the URL goes to stderr).
     pub sign_in_urls: Option<Option<Opener>>,
+    /// The URL of the upstream, for the lines of a start URL.
+    pub server_url: String,
     /// The upstream side of the session: it tells the URL elicitations that the
     /// bridge's own sign-in asked from those of the upstream.
     pub tap: Tap,
@@ -75,6 +77,7 @@ impl LocalHarness {
             questions: Vec::new(),
             closed: false,
             sign_in_urls: None,
+            server_url: String::new(),
             tap: Tap::default(),
             started: Vec::new(),
             start_reuse,
@@ -183,7 +186,7 @@ impl LocalHarness {
             return false;
         };
         let reuse = self.start_reuse.clone();
-        match opener.map(|opener| start_url::open(&opener, &url, reuse)) {
+        match opener.map(|opener| start_url::open(&opener, &url, &self.server_url, reuse)) {
             Some(Ok(served)) => self.started.push(served),
             _ => eprintln!("{}", open_sign_in(&url)),
         }

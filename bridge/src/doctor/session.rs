@@ -6,7 +6,7 @@ use super::capture::Lines;
 use super::local_harness::{LocalHarness, Notified, Reply, deadline};
 use super::tap::{Tap, Tapped};
 use crate::auth::browser::Opener;
-use crate::config::Config;
+use crate::config::{Config, UpstreamTarget};
 use crate::serve::Serve;
 use crate::upstream::Connector;
 use serde_json::{Map, Value, json};
@@ -125,6 +125,9 @@ pub async fn run(
     let mut harness = LocalHarness::new(client_input, client_output);
     harness.sign_in_urls = plan.sign_in_urls.clone();
     harness.tap = tap.clone();
+    if let UpstreamTarget::Url(target) = &config.upstream {
+        harness.server_url = target.url.to_string();
+    }
 
     let start_mark = lines.mark();
     let started = Instant::now();

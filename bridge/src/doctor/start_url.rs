@@ -29,10 +29,12 @@ impl Drop for Served {
 pub struct NotOpened;
 
 /// Serves a start URL that sends the browser to `authorization_url`, and opens
-/// it with `opener`; `reused` hears of a second request.
+/// it with `opener`; `reused` hears of a second request. `server_url` is the
+/// upstream's, for the lines of the gate.
 pub fn open(
     opener: &Opener,
     authorization_url: &str,
+    server_url: &str,
     reused: mpsc::UnboundedSender<()>,
 ) -> Result<Served, NotOpened> {
     let token = Secret::start_token().map_err(|_| NotOpened)?;
@@ -42,7 +44,7 @@ pub fn open(
     let receiver = Receiver::bind(0).map_err(|_| NotOpened)?;
     let start = StartUrl::new(token, authorization_url.to_owned());
     let url = start.url(receiver.port());
-    let mut gate = Gate::new(state, Some(start), authorization_url);
+    let mut gate = Gate::new(state, Some(start), server_url);
     let served = Served(tokio::spawn(async move {
         // Only a second request of the start URL ends the serving here.
         if receiver.serve(&mut gate).await.is_err() {
