@@ -1029,3 +1029,114 @@ async fn a_second_request_of_the_start_url_of_a_later_sign_in_stops_that_sign_in
         started.elapsed()
     );
 }
+
+/// A server at a URL that, as FastMCP does, sends the list change of its tool
+/// `add_tool` in the response stream of the call (not on a listen stream). It
+/// writes `listening <url>` first.
+const RESPONSE_STREAM_SERVER: &str = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def send_body(self, status, kind, body):
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        self.send_body(405, "text/plain", "no GET")
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if "id" not in message:
+            self.send_body(202, "text/plain", "")
+            return
+        method = message.get("method")
+        answer = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "server/discover":
+            answer["result"] = {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                                "capabilities": {"tools": {}},
+                                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "stream", "version": "1.0.0"}}}
+        elif method == "tools/list":
+            answer["result"] = {"resultType": "complete",
+                                "tools": [{"name": "add_tool", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            answer["result"] = {"resultType": "complete",
+                                "content": [{"type": "text", "text": "added"}], "isError": False}
+            change = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            events = "event: message\ndata: " + json.dumps(change) + "\n\n" + \
+                     "event: message\ndata: " + json.dumps(answer) + "\n\n"
+            self.send_body(200, "text/event-stream", events)
+            return
+        else:
+            answer["error"] = {"code": -32601, "message": "Method not found"}
+        self.send_body(200, "application/json", json.dumps(answer))
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print("listening http://127.0.0.1:%d/mcp" % server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_in_the_response_stream_of_the_call_is_reported_as_it_went() {
+    let home = tempfile::tempdir().unwrap();
+    let script = home.path().join("stream_server.py");
+    std::fs::write(&script, RESPONSE_STREAM_SERVER).unwrap();
+    let mut server = tokio::process::Command::new("python3")
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = tokio::io::BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut first),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let url = first.trim().strip_prefix("listening ").unwrap().to_owned();
+    let ca_file = test_ca_file(home.path());
+    let port = free_port().to_string();
+    let report = doctor(
+        &[
+            "--redirect-port",
+            &port,
+            "--token-store",
+            "memory",
+            "--ca-file",
+            &ca_file,
+            "--call",
+            "add_tool",
+            &url,
+        ],
+        &[],
+    )
+    .await;
+    report.assert_well_formed();
+    let call = report.text("vscode.call");
+    // Either the bridge forwarded the list change to VS Code, or doctor says that
+    // it did not, with the bridge's line that dropped it.
+    let forwarded =
+        call.contains("during the call VS Code got notifications/tools/list_changed (1)");
+    if forwarded {
+        report.expect("vscode.call", "pass", "'add_tool' answered");
+    } else {
+        report.expect(
+            "vscode.call",
+            "warning",
+            "the bridge did not forward 1 notification of the server during the call",
+        );
+        assert!(
+            call.contains("not forwarded to VS Code: notifications/tools/list_changed (1 of 1)")
+                && call.contains("dropped the notification notifications/tools/list_changed"),
+            "{call}"
+        );
+    }
+}
