@@ -133,6 +133,20 @@ pub fn line_of<L: Line>(line: &L) -> String {
 /// One log line: the text loses its line breaks, so that one event is one line.
 fn line(prefix: Prefix, text: &str) -> String {
     let mut out = prefix.to_string();
+    push_printable(&mut out, text);
+    out
+}
+
+/// `text` as a log line carries it: a line break becomes a space, and every
+/// other control character (C0, DEL, C1) is written as `\u{..}`, so that no text
+/// of a server rewrites a terminal (also in the report of `doctor`).
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_printable(&mut out, text);
+    out
+}
+
+fn push_printable(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '\n' | '\r' => out.push(' '),
@@ -142,7 +156,6 @@ fn line(prefix: Prefix, text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 #[derive(Default)]

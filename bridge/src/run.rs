@@ -13,6 +13,7 @@ use crate::serve::{Serve, watchdog_line};
 use crate::session::Exit;
 use crate::upstream::Connector;
 use crate::upstream::http::{HttpConnector, SignIn};
+use crate::upstream::stderr_tail::StderrTail;
 use crate::upstream::stdio::{StdioConnector, kill_all_groups};
 use std::fmt::Display;
 use std::sync::Arc;
@@ -32,12 +33,9 @@ pub(crate) fn connector_with(
     environment: SignInEnvironment,
 ) -> Arc<dyn Connector> {
     match &config.upstream {
-        UpstreamTarget::Command { program, args } => Arc::new(StdioConnector {
-            program: program.clone(),
-            args: args.clone(),
-            max_line_bytes: config.max_line_bytes,
-            grace: config.limits.shutdown_grace,
-        }),
+        UpstreamTarget::Command { program, args } => {
+            Arc::new(stdio_connector(config, program, args, None))
+        }
         UpstreamTarget::Url(target) => Arc::new(
             HttpConnector::new((**target).clone(), ProxyEnvironment::of_process()).with_sign_in(
                 SignIn {
@@ -46,6 +44,35 @@ pub(crate) fn connector_with(
                 },
             ),
         ),
+    }
+}
+
+/// [`connector`] of an upstream command whose stderr goes through `tail`, which
+/// keeps its last lines (`doctor` quotes them); `None` for a URL.
+pub(crate) fn connector_with_stderr_tail(
+    config: &Config,
+    tail: StderrTail,
+) -> Option<Arc<dyn Connector>> {
+    match &config.upstream {
+        UpstreamTarget::Command { program, args } => {
+            Some(Arc::new(stdio_connector(config, program, args, Some(tail))))
+        }
+        UpstreamTarget::Url(_) => None,
+    }
+}
+
+fn stdio_connector(
+    config: &Config,
+    program: &std::ffi::OsString,
+    args: &[std::ffi::OsString],
+    stderr_tail: Option<StderrTail>,
+) -> StdioConnector {
+    StdioConnector {
+        program: program.clone(),
+        args: args.to_vec(),
+        max_line_bytes: config.max_line_bytes,
+        grace: config.limits.shutdown_grace,
+        stderr_tail,
     }
 }
 

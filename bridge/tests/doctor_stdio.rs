@@ -66,6 +66,73 @@ for line in sys.stdin:
     print(json.dumps(answer), flush=True)
 "#;
 
+/// A server of revision 2026-07-28 whose tool names and error message carry
+/// terminal controls: OSC 52 (writes the clipboard), OSC 0 (sets the title), CSI
+/// sequences in their 7-bit and C1 forms, DEL.
+const CONTROLS_SERVER: &str = r#"
+import json, sys
+TOOLS = [
+    {"name": "\x1b]52;c;aGVsbG8=\x07copy", "inputSchema": {"type": "object"}},
+    {"name": "\x1b]0;pwned\x07title", "inputSchema": {"type": "object"}},
+    {"name": "\x1b[2J\x1b[Hclear", "inputSchema": {"type": "object"}},
+    {"name": "\x9b31mred\x7f", "inputSchema": {"type": "object"}},
+]
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "server/discover":
+        answer = {"result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                             "capabilities": {"tools": {}, "prompts": {}},
+                             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "controls", "version": "1.0.0"}}}}
+    elif method == "tools/list":
+        answer = {"result": {"resultType": "complete", "tools": TOOLS}}
+    elif method == "prompts/list":
+        answer = {"error": {"code": -32603, "message": "\x1b[1A\x1b[2K\x1b]0;done\x07VS Code will work \x9b2K"}}
+    else:
+        answer = {"error": {"code": -32601, "message": "Method not found"}}
+    answer.update({"jsonrpc": "2.0", "id": message["id"]})
+    print(json.dumps(answer), flush=True)
+"#;
+
+/// A server of revision 2026-07-28 that declares no logging and, during the call
+/// of its tool, sends a log message, a progress notification for a token that is
+/// not the bridge's, and a notification that no revision knows.
+const NOISY_SERVER: &str = r#"
+import json, sys
+def send(message):
+    print(json.dumps(message), flush=True)
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message.get("method")
+    if method == "server/discover":
+        answer = {"result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                             "capabilities": {"tools": {}},
+                             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "noisy", "version": "1.0.0"}}}}
+    elif method == "tools/list":
+        answer = {"result": {"resultType": "complete",
+                             "tools": [{"name": "noisy", "inputSchema": {"type": "object"}}]}}
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "logger": "noisy", "data": "a message at the level info"}})
+        send({"jsonrpc": "2.0", "method": "notifications/progress",
+              "params": {"progressToken": "not-a-token-of-the-bridge", "progress": 1}})
+        send({"jsonrpc": "2.0", "method": "notifications/example/unknown", "params": {}})
+        answer = {"result": {"resultType": "complete",
+                             "content": [{"type": "text", "text": "done"}], "isError": False}}
+    else:
+        answer = {"error": {"code": -32601, "message": "Method not found"}}
+    answer.update({"jsonrpc": "2.0", "id": message["id"]})
+    send(answer)
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fixture_passes_with_its_tools_lists_listen_stream_and_the_repairs_of_the_bridge() {
     let report = doctor(&["--", &fixture_exe()], &[]).await;
@@ -122,7 +189,7 @@ async fn each_fault_of_the_fixture_over_stdio_gives_its_finding() {
             "reach.command",
             "fail",
             "stopped before it answered server/discover",
-            "read what it writes on stderr",
+            "wrote on stderr (its last lines above)",
         ),
         (
             &["--anonymous"],
@@ -199,14 +266,23 @@ async fn the_conformance_profile_of_the_fixture_gives_its_report() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_log_line_on_stdout_a_command_that_does_not_start_and_one_that_exits_fail_reach() {
+async fn a_log_line_on_stdout_warns_and_a_command_that_does_not_start_or_exits_fails_reach() {
     let logging = format!("echo 'starting the server'; exec '{}'", fixture_exe());
     let report = doctor(&["--", "/bin/sh", "-c", &logging], &[]).await;
     report.assert_well_formed();
+    // The bridge drops the line and VS Code works: a warning, and exit code 0.
     report.expect(
         "reach.stdout",
-        "fail",
-        "1 line on stdout that are not JSON-RPC",
+        "warning",
+        "the server wrote 1 line on stdout that is not JSON-RPC: the bridge drops it with a warning line and reads on, so VS Code works",
+    );
+    assert_eq!(report.code, Some(0), "{}", report.stdout);
+    let two = format!("echo one; echo two; exec '{}'", fixture_exe());
+    let plural = doctor(&["--", "/bin/sh", "-c", &two], &[]).await;
+    plural.expect(
+        "reach.stdout",
+        "warning",
+        "2 lines on stdout that are not JSON-RPC: the bridge drops them",
     );
     let lines = report.finding("reach.stdout")["lines"].to_string();
     assert!(
@@ -238,6 +314,13 @@ async fn a_log_line_on_stdout_a_command_that_does_not_start_and_one_that_exits_f
 
     let exits = doctor(&["--", "/bin/sh", "-c", "exit 3"], &[]).await;
     exits.assert_well_formed();
+    assert!(
+        exits
+            .text("reach.command")
+            .contains("the command wrote nothing on stderr"),
+        "{}",
+        exits.stdout
+    );
     // The summary itself says how the command ended, not only the lines under it.
     exits.expect(
         "reach.command",
@@ -419,5 +502,125 @@ async fn the_text_report_is_aligned_without_colour_and_bad_arguments_exit_2_with
         "--redirect-port",
     ] {
         assert!(help.contains(option), "{option}: {help}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_report_writes_no_control_character_of_the_server_to_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = python_server(dir.path(), "controls.py", CONTROLS_SERVER);
+    let output = run(&["--", "python3", script.to_str().unwrap()], &[]).await;
+    let text = String::from_utf8(output.stdout).unwrap();
+    let controls: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n')
+        .collect();
+    assert!(controls.is_empty(), "{controls:?} in:\n{text}");
+    // The names and the message are there, escaped as the lines of the bridge are.
+    for shown in [
+        "\\u{1b}]52;c;aGVsbG8=\\u{7}copy",
+        "\\u{1b}]0;pwned\\u{7}title",
+        "\\u{1b}[2J\\u{1b}[Hclear",
+        "\\u{9b}31mred\\u{7f}",
+        "\\u{1b}[1A\\u{1b}[2K\\u{1b}]0;done\\u{7}VS Code will work \\u{9b}2K",
+    ] {
+        assert!(text.contains(shown), "{shown} not in:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_exits_at_its_start_has_its_last_stderr_lines_quoted_escaped() {
+    let script = "for n in $(seq 1 30); do echo \"loading module $n\" >&2; done; \
+                  printf 'Error: \\033]0;pwned\\007no API_KEY in the environment\\n' >&2; exit 3";
+    let report = doctor(&["--", "/bin/sh", "-c", script], &[]).await;
+    report.assert_well_formed();
+    report.expect("reach.command", "fail", "exited with code 3");
+    let details: Vec<&str> = report.finding("reach.command")["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|detail| detail.as_str())
+        .collect();
+    // The last lines, a bounded number, escaped also in --json.
+    assert_eq!(details.len(), 10, "{details:?}");
+    assert_eq!(details[0], "stderr: loading module 22");
+    assert_eq!(
+        details[9],
+        "stderr: Error: \\u{1b}]0;pwned\\u{7}no API_KEY in the environment"
+    );
+    let text = run(&["--", "/bin/sh", "-c", script], &[]).await;
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("- stderr: Error: \\u{1b}]0;pwned\\u{7}no API_KEY in the environment\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_messages_of_the_fixture_reach_vscode_during_the_call() {
+    let report = doctor(&["--call", "log", "--", &fixture_exe()], &[]).await;
+    report.assert_well_formed();
+    assert_eq!(report.code, Some(0), "{}", report.stdout);
+    // The fixture declares logging; at the level info it sends info, warning, error.
+    report.expect(
+        "vscode.logging",
+        "pass",
+        "VS Code sets the log level info (the initialize result declares logging); the server sent 3 log messages at info or above, and VS Code got 3",
+    );
+    report.expect("vscode.call", "pass", "'log' answered");
+    assert!(
+        report
+            .text("vscode.call")
+            .contains("during the call VS Code got notifications/message (3)"),
+        "{}",
+        report.stdout
+    );
+    // Without --call the fixture logs nothing.
+    let quiet = doctor(&["--", &fixture_exe()], &[]).await;
+    quiet.expect("vscode.logging", "pass", "the server sent no log message");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notifications_that_the_bridge_did_not_forward_during_the_call_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = python_server(dir.path(), "noisy.py", NOISY_SERVER);
+    let report = doctor(
+        &["--call", "noisy", "--", "python3", script.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    report.assert_well_formed();
+    report.expect("vscode.call", "warning", "the bridge did not forward");
+    let call = report.text("vscode.call");
+    for part in [
+        "notifications/example/unknown (1 of 1)",
+        "notifications/progress (1 of 1)",
+        "mcp-bridge-vscode: mcp_router: debug: dropped the notification notifications/example/unknown of the upstream server",
+        "mcp-bridge-vscode: mcp_router: debug: dropped a progress notification for no request in flight",
+    ] {
+        assert!(call.contains(part), "{part} not in {call}");
+    }
+    // The log message of a server that declares no logging: what VS Code got is
+    // told as it happened (a bridge that declares logging to VS Code itself
+    // forwards it; one that copies the capabilities does not).
+    let logging = report.finding("vscode.logging");
+    let summary = logging["summary"].as_str().unwrap();
+    if summary.contains("VS Code sets no log level") {
+        report.expect(
+            "vscode.logging",
+            "warning",
+            "the server sent 1 log message at info or above, and VS Code got 0",
+        );
+        assert!(call.contains("notifications/message (1 of 1)"), "{call}");
+    } else {
+        report.expect(
+            "vscode.logging",
+            "pass",
+            "the server sent 1 log message at info or above, and VS Code got 1",
+        );
+        assert!(
+            call.contains("VS Code got notifications/message (1)"),
+            "{call}"
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! The checks after the start: a ping, the listen stream and the list changes
-//! that it carries (R2, O6), and the call of `--call` (never a call without it).
+//! that it carries (R2, O6), the log messages (`notifications`), and the call of
+//! `--call` (never a call without it).
 
 use super::Context;
 use super::local_harness::Reply;
+use super::notifications;
 use super::report::{Check, Finding, Report, counted};
 use super::revision::cause_of;
 use super::session::{LIST_CHANGES, Run};
@@ -12,7 +14,8 @@ use serde_json::Value;
 pub fn findings(context: &Context<'_>, run: &Run, report: &mut Report) {
     report.add(ping(run));
     report.add(listen(context, run));
-    report.add(call(context, run));
+    report.add(notifications::logging(context, run));
+    report.add(notifications::during_call(context, run, call(context, run)));
 }
 
 /// vscode.ping: VS Code's ping, which the bridge answers itself in each state.

@@ -1,9 +1,12 @@
 //! The report for a person: one finding a line under the title of its group, the
 //! status and the id in aligned columns, then what more it found, the lines of the
 //! Output channel, and what to do. Colour only on a terminal, never with `NO_COLOR`.
+//! Every text of the report is [`printable`]: what a server sends (tool names,
+//! error messages, scopes) reaches the terminal without its control characters.
 
 use super::report::{Finding, Report, Status, counted};
 use super::texts::vscode_shows;
+use crate::log::printable;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
@@ -25,7 +28,7 @@ pub fn render(report: &Report, colour: bool) -> String {
         out,
         "mcp-bridge-vscode doctor {}: {}",
         env!("CARGO_PKG_VERSION"),
-        report.upstream
+        printable(&report.upstream)
     );
     let findings = report.findings();
     let id_width = findings
@@ -63,9 +66,9 @@ fn write_finding(out: &mut String, finding: &Finding, id_width: usize, colour: b
         format!("{word:<STATUS_WIDTH$}")
     };
     let summary = if same {
-        "(the same)"
+        "(the same)".to_owned()
     } else {
-        finding.summary.as_str()
+        printable(&finding.summary)
     };
     let _ = writeln!(
         out,
@@ -74,10 +77,10 @@ fn write_finding(out: &mut String, finding: &Finding, id_width: usize, colour: b
     );
     let pad = " ".repeat(INDENT + id_width + 2);
     for detail in &finding.details {
-        let _ = writeln!(out, "{pad}- {detail}");
+        let _ = writeln!(out, "{pad}- {}", printable(detail));
     }
     for line in &finding.lines {
-        let _ = writeln!(out, "{pad}Output channel: {line}");
+        let _ = writeln!(out, "{pad}Output channel: {}", printable(line));
     }
     if let Some(cause) = finding.cause {
         let _ = writeln!(
@@ -91,7 +94,7 @@ fn write_finding(out: &mut String, finding: &Finding, id_width: usize, colour: b
         let _ = writeln!(
             out,
             "{pad}What to do: {} See {}",
-            advice.text,
+            printable(&advice.text),
             advice.section.link()
         );
     }

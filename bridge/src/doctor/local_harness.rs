@@ -3,12 +3,16 @@
 //! line, its answers to the bridge's questions. It asks nobody: a form or a URL
 //! of the upstream is cancelled, a sampling request refused, and the roots are
 //! none; doctor tells that they were asked. Only the URL of a sign-in of the
-//! bridge is opened, with `--sign-in`, as VS Code opens it when the user accepts.
+//! bridge is opened, with `--sign-in`, as VS Code opens it when the user accepts
+//! (through a one-time start URL: the opener never gets the authorization URL).
 
-use super::texts::{SIGN_IN_ELICITATION, open_sign_in};
+use super::start_url::{self, Served};
+use super::tap::Tap;
+use super::texts::open_sign_in;
 use crate::auth::browser::Opener;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant, timeout_at};
 
 /// The answer of the bridge to one request.
@@ -43,7 +47,20 @@ pub struct LocalHarness {
     /// With `--sign-in`: how the URL of a later sign-in opens (none: `--no-browser`,
     /// the URL goes to stderr).
     pub sign_in_urls: Option<Option<Opener>>,
+    /// The URL of the upstream, for the lines of a start URL.
+    pub server_url: String,
+    /// The upstream side of the session: it tells the URL elicitations that the
+    /// bridge's own sign-in asked from those of the upstream.
+    pub tap: Tap,
+    /// The start URLs that doctor serves for the sign-ins it opened, and the news
+    /// of one that got a second request.
+    started: Vec<Served>,
+    start_reuse: mpsc::UnboundedSender<()>,
+    start_reused: mpsc::UnboundedReceiver<()>,
 }
+
+/// Why doctor cancelled a request: the start URL of its sign-in got a second request.
+const START_REUSED: &str = "doctor cancelled the request: the start URL of its sign-in received a second request, so the sign-in stopped";
 
 /// The name that the upstream and the lines of the bridge see.
 pub const CLIENT_NAME: &str = "mcp-bridge-vscode doctor";
@@ -51,6 +68,7 @@ pub const CLIENT_NAME: &str = "mcp-bridge-vscode doctor";
 impl LocalHarness {
     /// `input` is what the session reads, `output` what it writes.
     pub fn new(input: DuplexStream, output: DuplexStream) -> Self {
+        let (start_reuse, start_reused) = mpsc::unbounded_channel();
         Self {
             input,
             output: BufReader::new(output).lines(),
@@ -59,6 +77,11 @@ impl LocalHarness {
             questions: Vec::new(),
             closed: false,
             sign_in_urls: None,
+            server_url: String::new(),
+            tap: Tap::default(),
+            started: Vec::new(),
+            start_reuse,
+            start_reused,
         }
     }
 
@@ -92,7 +115,14 @@ impl LocalHarness {
             return Reply::NoAnswer;
         }
         loop {
-            let Some((frame, length)) = self.read(deadline).await else {
+            let next = tokio::select! {
+                biased;
+                Some(()) = self.start_reused.recv() => {
+                    return self.cancel(id).await;
+                }
+                next = read_frame(&mut self.output, &mut self.closed, deadline) => next,
+            };
+            let Some((frame, length)) = next else {
                 return Reply::NoAnswer;
             };
             if frame.get("method").is_none() && frame.get("id") == Some(&json!(id)) {
@@ -103,6 +133,20 @@ impl LocalHarness {
             }
             self.on_other(frame).await;
         }
+    }
+
+    /// A start URL that doctor opened got a second request: another program of
+    /// the host possibly opened it, so the sign-in stops, as a start's does. The
+    /// request `id` that waits for it is cancelled, which ends its sign-in in the
+    /// link; the error is doctor's own (a cancelled request gets no answer).
+    async fn cancel(&mut self, id: u64) -> Reply {
+        let _ = self
+            .write(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": START_REUSED}}),
+            )
+            .await;
+        Reply::Error(json!({"code": -32800, "message": START_REUSED}))
     }
 
     /// Sends a notification.
@@ -123,29 +167,28 @@ impl LocalHarness {
         }
     }
 
-    /// Ends the input of the session (VS Code closes stdin).
+    /// Ends the input of the session (VS Code closes stdin). The start URLs that
+    /// doctor served end with it.
     pub async fn close(mut self) {
         let _ = self.input.shutdown().await;
     }
 
     /// A URL elicitation of a sign-in of the bridge, with `--sign-in`: the URL
-    /// opens as VS Code opens it after the user's accept.
-    fn opens_sign_in(&self, params: &Value) -> bool {
-        let Some(opener) = &self.sign_in_urls else {
+    /// opens as VS Code opens it after the user's accept, through a one-time start
+    /// URL ([`start_url`]); with `--no-browser` it is written for the user. Only
+    /// an elicitation that the bridge's link asked itself is one (the tap saw it
+    /// go by: its id and URL); one of the upstream, whatever its message, is not.
+    fn opens_sign_in(&mut self, params: &Value) -> bool {
+        let Some(opener) = self.sign_in_urls.clone() else {
             return false;
         };
-        let sign_in = params.get("mode") == Some(&json!("url"))
-            && params.get("message") == Some(&json!(SIGN_IN_ELICITATION));
-        let Some(url) = params
-            .get("url")
-            .and_then(Value::as_str)
-            .filter(|_| sign_in)
-        else {
+        let Some(url) = self.tap.take_own_sign_in(params) else {
             return false;
         };
-        match opener {
-            Some(opener) if opener.open(url).is_ok() => {}
-            _ => eprintln!("{}", open_sign_in(url)),
+        let reuse = self.start_reuse.clone();
+        match opener.map(|opener| start_url::open(&opener, &url, &self.server_url, reuse)) {
+            Some(Ok(served)) => self.started.push(served),
+            _ => eprintln!("{}", open_sign_in(&url)),
         }
         true
     }
@@ -158,23 +201,7 @@ impl LocalHarness {
 
     /// The next frame, with the length of its line.
     async fn read(&mut self, deadline: Instant) -> Option<(Map<String, Value>, usize)> {
-        if self.closed {
-            return None;
-        }
-        loop {
-            match timeout_at(deadline, self.output.next_line()).await {
-                Err(_) => return None,
-                Ok(Ok(Some(line))) => {
-                    if let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(&line) {
-                        return Some((frame, line.len()));
-                    }
-                }
-                Ok(_) => {
-                    self.closed = true;
-                    return None;
-                }
-            }
-        }
+        read_frame(&mut self.output, &mut self.closed, deadline).await
     }
 
     /// A notification is recorded; a question of the bridge is answered as a
@@ -216,6 +243,32 @@ impl LocalHarness {
         };
         self.questions.push(format!("{method}: {asked}"));
         let _ = self.write(&answer).await;
+    }
+}
+
+/// The next frame of the session's output, with the length of its line; `closed`
+/// once the output ended.
+async fn read_frame(
+    output: &mut Lines<BufReader<DuplexStream>>,
+    closed: &mut bool,
+    deadline: Instant,
+) -> Option<(Map<String, Value>, usize)> {
+    if *closed {
+        return None;
+    }
+    loop {
+        match timeout_at(deadline, output.next_line()).await {
+            Err(_) => return None,
+            Ok(Ok(Some(line))) => {
+                if let Ok(Value::Object(frame)) = serde_json::from_str::<Value>(&line) {
+                    return Some((frame, line.len()));
+                }
+            }
+            Ok(_) => {
+                *closed = true;
+                return None;
+            }
+        }
     }
 }
 

@@ -20,10 +20,12 @@
 //! - `reach_url`, `tls`: the proxy, the name, TCP, TLS and the POST of a URL;
 //! - `sign_in`, `store`: the readiness of the sign-in, and the store lent to the session;
 //! - `session`, `local_harness`, `tap`: the session in this process, VS Code's
-//!   side of it, and a look at its upstream side;
+//!   side of it, and a look at its upstream side; `start_url`: the one-time start
+//!   URL through which doctor opens a later sign-in;
 //! - `revision`: the start (stdio reach), server/discover, the capabilities;
-//! - `lists`, `after_start`: what VS Code gets: the lists, a ping, the listen
-//!   stream, the call of `--call`;
+//! - `lists`, `after_start`, `notifications`: what VS Code gets: the lists, a
+//!   ping, the listen stream, the log messages, the call of `--call` and the
+//!   notifications that the bridge did not forward during it;
 //! - `human`, `json`: the two outputs.
 
 mod after_start;
@@ -32,17 +34,20 @@ mod human;
 mod json;
 mod lists;
 mod local_harness;
+mod notifications;
 mod reach_url;
 pub mod report;
 mod revision;
 mod session;
 mod sign_in;
+mod start_url;
 mod store;
 mod tap;
 pub mod texts;
 mod tls;
 
 use crate::config::{Config, DoctorOptions, UpstreamTarget};
+use crate::upstream::stderr_tail::StderrTail;
 use capture::Lines;
 use report::{Check, Finding, Report};
 use serde_json::{Map, Value};
@@ -57,6 +62,8 @@ pub struct Context<'a> {
     pub sign_in: bool,
     /// `--call`.
     pub call: Option<(String, Map<String, Value>)>,
+    /// The last lines of the upstream command's stderr.
+    pub stderr_tail: StderrTail,
 }
 
 impl Context<'_> {
@@ -116,6 +123,7 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
         lines,
         sign_in: options.sign_in,
         call: options.call.clone(),
+        stderr_tail: StderrTail::default(),
     };
     let mut report = Report::new(upstream_name(&config.upstream));
     let plan = session::Plan {
@@ -126,7 +134,9 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
     };
     match &config.upstream {
         UpstreamTarget::Command { .. } => {
-            let connector = crate::run::connector(config, None);
+            let connector =
+                crate::run::connector_with_stderr_tail(config, context.stderr_tail.clone())
+                    .unwrap_or_else(|| crate::run::connector(config, None));
             let run = session::run(config, connector.clone(), &plan, &context.lines).await;
             revision::findings(&context, &run, connector.as_ref(), &mut report).await;
             after_initialize(&context, &run, &mut report);
@@ -159,9 +169,16 @@ async fn check(options: &DoctorOptions, lines: Lines) -> Report {
             } else {
                 Duration::ZERO
             };
+            // The wait of a start includes the sign-in's where none is stored; a
+            // server that asked for no sign-in is told of no sign-in.
+            let told_wait = if reached.asks_for_sign_in() {
+                sign_in_wait
+            } else {
+                Duration::ZERO
+            };
             let plan = session::Plan {
                 initialize_limit: plan.initialize_limit + sign_in_wait,
-                discover_wait: config.discover_timeout + sign_in_wait,
+                discover_wait: config.discover_timeout + told_wait,
                 sign_in_urls: options.sign_in.then(|| {
                     (!target.sign_in.no_browser)
                         .then(|| sign_in_plan.environment.settings(target).opener)

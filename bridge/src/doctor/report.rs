@@ -88,12 +88,13 @@ pub enum Check {
     ResourceTemplates,
     Ping,
     Listen,
+    Logging,
     Call,
 }
 
 impl Check {
     /// Every check, in the order of the report.
-    pub const ALL: [Check; 29] = [
+    pub const ALL: [Check; 30] = [
         Self::Command,
         Self::Stdout,
         Self::Proxy,
@@ -122,6 +123,7 @@ impl Check {
         Self::ResourceTemplates,
         Self::Ping,
         Self::Listen,
+        Self::Logging,
         Self::Call,
     ];
 
@@ -156,6 +158,7 @@ impl Check {
             Self::ResourceTemplates => "vscode.resource_templates",
             Self::Ping => "vscode.ping",
             Self::Listen => "vscode.listen",
+            Self::Logging => "vscode.logging",
             Self::Call => "vscode.call",
         }
     }

@@ -165,11 +165,12 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
                     end.detail()
                 ),
             )
+            .details(stderr_details(context))
             .lines(context.lines.warnings_between(run.initialize_lines))
             .cause(Cause::UpstreamExited)
             .advice(
                 Section::Start,
-                "Run the command in a terminal and read what it writes on stderr.",
+                "Read what the command wrote on stderr (its last lines above); run it in a terminal with the same environment to see all of it.",
             ),
         );
     } else {
@@ -186,10 +187,16 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
         let finding = if unreadable.is_empty() {
             Finding::pass(Check::Stdout, "every line on stdout is JSON-RPC")
         } else {
-            Finding::fail(
+            // The bridge drops such a line (R7): VS Code works, so a warning.
+            let (them, are) = if unreadable.len() == 1 {
+                ("it", "is")
+            } else {
+                ("them", "are")
+            };
+            Finding::warning(
                 Check::Stdout,
                 format!(
-                    "the server wrote {} on stdout that are not JSON-RPC: without the bridge VS Code would stop reading it, and the bridge drops them",
+                    "the server wrote {} on stdout that {are} not JSON-RPC: the bridge drops {them} with a warning line and reads on, so VS Code works; without the bridge VS Code would stop reading the server",
                     counted(unreadable.len(), "line")
                 ),
             )
@@ -205,6 +212,19 @@ fn command_findings(context: &Context<'_>, run: &Run, report: &mut Report) {
         };
         report.add(finding);
     }
+}
+
+/// The last lines of the command's stderr, quoted (escaped and cut by the tail),
+/// or that it wrote none.
+fn stderr_details(context: &Context<'_>) -> Vec<String> {
+    let lines = context.stderr_tail.lines();
+    if lines.is_empty() {
+        return vec!["the command wrote nothing on stderr".into()];
+    }
+    lines
+        .into_iter()
+        .map(|line| format!("stderr: {line}"))
+        .collect()
 }
 
 /// revision.discover when the upstream answered: its revisions and its time,
@@ -225,10 +245,15 @@ fn discover_passed(context: &Context<'_>, run: &Run, report: &mut Report) {
         took.as_millis(),
         limit.as_secs()
     );
-    let mut finding = if took > limit {
+    let mut finding = if took > limit && run.discover_wait > limit {
         Finding::warning(Check::Discover, summary).advice(
             Section::Revision,
             "The answer came after --discover-timeout: it passed only because a sign-in could start (the bridge then also waits for --sign-in-timeout); a start with a stored sign-in fails. Raise --discover-timeout, or make the server answer sooner.",
+        )
+    } else if took > limit {
+        Finding::warning(Check::Discover, summary).advice(
+            Section::Revision,
+            "The answer came after --discover-timeout. Raise --discover-timeout, or make the server answer sooner.",
         )
     } else if took * 2 > limit {
         Finding::warning(Check::Discover, summary).advice(

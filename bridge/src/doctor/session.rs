@@ -6,7 +6,7 @@ use super::capture::Lines;
 use super::local_harness::{LocalHarness, Notified, Reply, deadline};
 use super::tap::{Tap, Tapped};
 use crate::auth::browser::Opener;
-use crate::config::Config;
+use crate::config::{Config, UpstreamTarget};
 use crate::serve::Serve;
 use crate::upstream::Connector;
 use serde_json::{Map, Value, json};
@@ -75,6 +75,10 @@ pub struct Run {
     pub notifications: Vec<Notified>,
     pub listen_lines: (usize, usize),
     pub call: Option<(String, Reply, (usize, usize))>,
+    /// From the request of `--call` to its answer.
+    pub call_window: Option<(Instant, Instant)>,
+    /// When the harness sent `notifications/initialized`.
+    pub initialized_at: Option<Instant>,
     /// The questions that the bridge asked doctor's harness.
     pub questions: Vec<String>,
     pub tap: Tap,
@@ -120,6 +124,10 @@ pub async fn run(
     });
     let mut harness = LocalHarness::new(client_input, client_output);
     harness.sign_in_urls = plan.sign_in_urls.clone();
+    harness.tap = tap.clone();
+    if let UpstreamTarget::Url(target) = &config.upstream {
+        harness.server_url = target.url.to_string();
+    }
 
     let start_mark = lines.mark();
     let started = Instant::now();
@@ -145,6 +153,8 @@ pub async fn run(
         notifications: Vec::new(),
         listen_lines: (0, 0),
         call: None,
+        call_window: None,
+        initialized_at: None,
         questions: Vec::new(),
         tap,
     };
@@ -168,6 +178,7 @@ pub async fn run(
         let listen_mark = lines.mark();
         harness.notify("notifications/initialized").await;
         let initialized_at = Instant::now();
+        run.initialized_at = Some(initialized_at);
         run.listen_declared = LIST_CHANGES
             .iter()
             .filter(|(name, _)| {
@@ -236,9 +247,11 @@ pub async fn run(
             params.insert("name".into(), name.clone().into());
             params.insert("arguments".into(), Value::Object(arguments.clone()));
             params.insert("_meta".into(), json!({"progressToken": "doctor-call"}));
+            let called = Instant::now();
             let reply = harness
                 .request("tools/call", params, deadline(CALL_LIMIT))
                 .await;
+            run.call_window = Some((called, Instant::now()));
             run.call = Some((name.clone(), reply, (mark, lines.mark())));
         }
         run.notifications = harness

@@ -99,7 +99,13 @@ pub async fn check(
             return plan;
         }
     };
-    report.add(store_finding(context, target, &opened, mark));
+    report.add(store_finding(
+        context,
+        target,
+        &opened,
+        mark,
+        reached.asks_for_sign_in(),
+    ));
     let key = entry_key(target);
     let store = opened.store.clone();
     let stored = load(&store, &key).await;
@@ -289,22 +295,32 @@ fn failed(check: Check, summary: &str, error: &SignInError) -> Finding {
     finding
 }
 
+/// sign_in.token_store. Where the server asked for no sign-in (`asks` false),
+/// the store keeps nothing: it is told without a word of the sign-in (no start
+/// line, no warning of a memory store), unless the store itself warns.
 fn store_finding(
     context: &Context<'_>,
     target: &HttpTarget,
     opened: &OpenedStore,
     mark: usize,
+    asks: bool,
 ) -> Finding {
     // The start line of the store, and what the store warns of.
+    let lowest = if asks {
+        tracing::Level::INFO
+    } else {
+        tracing::Level::WARN
+    };
     let lines: Vec<String> = context
         .lines
         .since(mark)
         .into_iter()
-        .filter(|line| line.level <= tracing::Level::INFO)
+        .filter(|line| line.level <= lowest)
         .map(|line| line.text)
         .collect();
     let summary = format!("a start opens the store: {}", opened_summary(opened));
-    let finding = if opened.store.kind() == StoreKind::Memory
+    let finding = if asks
+        && opened.store.kind() == StoreKind::Memory
         && target.sign_in.token_store == TokenStoreChoice::Auto
     {
         Finding::warning(Check::TokenStore, summary).advice(

@@ -3,7 +3,8 @@
 //! upstream answers, as the upstream wrote it, while the session works as it
 //! always does. The session's output is what VS Code gets; the tap is what the
 //! upstream gave (the revisions of its discover result, the icons the bridge
-//! dropped, the lines it wrote on stdout that are not JSON-RPC).
+//! dropped, the lines it wrote on stdout that are not JSON-RPC), and the questions
+//! that the link asked VS Code itself (the URL elicitation of its sign-in).
 
 use crate::upstream::{
     ConnectError, Connector, LinkContext, LinkEnd, Outgoing, OutgoingSink, RequestFailure,
@@ -25,15 +26,29 @@ pub struct Answer {
     pub outcome: Result<Map<String, Value>, Value>,
 }
 
+/// A notification of the upstream, and when the session got it.
+#[derive(Debug, Clone)]
+pub struct Heard {
+    pub method: String,
+    /// The `level` of a log message.
+    pub level: Option<String>,
+    pub at: Instant,
+}
+
 /// What the tap saw.
 #[derive(Debug, Default)]
 struct Seen {
+    notifications: Vec<Heard>,
     sent: HashMap<u64, (String, Instant)>,
     answers: Vec<Answer>,
     unreadable: Vec<String>,
     failures: Vec<(String, RequestFailure)>,
     ended: Option<LinkEnd>,
     connect_errors: Vec<ConnectError>,
+    /// The URL elicitations that the link asked itself (its sign-in after
+    /// `notifications/initialized`), by elicitationId and URL: what no upstream
+    /// can send, since the id is the link's and the URL carries its state.
+    own_questions: Vec<(String, String)>,
 }
 
 /// The shared record of the tap.
@@ -76,6 +91,16 @@ impl Tap {
             .collect()
     }
 
+    /// The notifications of the upstream from `from` on, in order.
+    pub fn notifications_since(&self, from: Instant) -> Vec<Heard> {
+        self.lock()
+            .notifications
+            .iter()
+            .filter(|heard| heard.at >= from)
+            .cloned()
+            .collect()
+    }
+
     /// The frames of the upstream that could not be read (a log line on stdout).
     pub fn unreadable(&self) -> Vec<String> {
         self.lock().unreadable.clone()
@@ -89,6 +114,23 @@ impl Tap {
     /// The errors of the connects that failed.
     pub fn connect_errors(&self) -> Vec<ConnectError> {
         self.lock().connect_errors.clone()
+    }
+
+    /// The URL of a URL elicitation that the link asked itself, once: `params`
+    /// has its mode, elicitationId and URL exactly. An elicitation of the
+    /// upstream, whatever its message, gets `None`.
+    pub fn take_own_sign_in(&self, params: &Value) -> Option<String> {
+        if params.get("mode").and_then(Value::as_str) != Some("url") {
+            return None;
+        }
+        let id = params.get("elicitationId").and_then(Value::as_str)?;
+        let url = params.get("url").and_then(Value::as_str)?;
+        let mut seen = self.lock();
+        let at = seen
+            .own_questions
+            .iter()
+            .position(|(own_id, own_url)| own_id == id && own_url == url)?;
+        Some(seen.own_questions.remove(at).1)
     }
 
     fn sent(&self, frame: &Outgoing) {
@@ -129,6 +171,19 @@ impl Tap {
                     self.answered(id, outcome);
                 }
             }
+            UpstreamEvent::Message(Message::Notification(notification)) => {
+                let level = notification
+                    .params
+                    .as_ref()
+                    .and_then(|params| params.get("level"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.lock().notifications.push(Heard {
+                    method: notification.method.clone(),
+                    level,
+                    at: Instant::now(),
+                });
+            }
             UpstreamEvent::Unreadable { frame, .. } => {
                 self.lock().unreadable.push(frame.clone());
             }
@@ -139,6 +194,18 @@ impl Tap {
                 }
             }
             UpstreamEvent::Ended(end) => self.lock().ended = Some(end.clone()),
+            UpstreamEvent::AskClient(question) if question.method == "elicitation/create" => {
+                let text = |name: &str| {
+                    question
+                        .params
+                        .get(name)
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                if let (Some(id), Some(url)) = (text("elicitationId"), text("url")) {
+                    self.lock().own_questions.push((id, url));
+                }
+            }
             _ => {}
         }
     }

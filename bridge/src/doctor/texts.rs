@@ -12,10 +12,6 @@ use crate::log::line_of;
 use crate::rules::results::ToolSchemaFix;
 use crate::upstream::ConnectError;
 
-/// The message of the URL elicitation of a sign-in of the bridge, which doctor's
-/// harness opens with `--sign-in`.
-pub use crate::upstream::http::ELICITATION_MESSAGE as SIGN_IN_ELICITATION;
-
 /// A section of docs/troubleshooting.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {

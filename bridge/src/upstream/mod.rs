@@ -12,6 +12,7 @@
 pub mod http;
 pub mod memory;
 mod slot;
+pub mod stderr_tail;
 pub mod stdio;
 
 pub(crate) use slot::UpstreamSlot;

@@ -2,13 +2,15 @@
 //!
 //! The child runs in its own process group, so that a stop reaches the processes it
 //! starts too. Its stderr is the bridge's stderr: VS Code shows both in the Output
-//! channel. The session writes a frame to the child's stdin itself when stdin takes
+//! channel (`doctor` passes it through a [`StderrTail`], which keeps its last
+//! lines). The session writes a frame to the child's stdin itself when stdin takes
 //! it at once ([`WriteThrough`]), and reads its stdout itself ([`StdoutEvents`]);
 //! two tasks serve the link: one writes the frames that stdin could not take at
 //! once, and one waits for the child's exit and reports it after the last frame.
 //! The exit of the child ends the session ("When the upstream server stops"); the
 //! lines about the child (the `mcp_stdio` scope) are written here.
 
+use super::stderr_tail::StderrTail;
 use super::{
     ConnectError, Connector, LARGE_RESULT_BYTES, LinkContext, LinkEnd, Outgoing, OutgoingSink,
     UpstreamControl, UpstreamEvent, UpstreamEvents, UpstreamLink, event_of_line,
@@ -41,6 +43,9 @@ pub struct StdioConnector {
     pub max_line_bytes: usize,
     /// How long the child may take to exit after its stdin closed (shutdown_grace).
     pub grace: Duration,
+    /// `doctor`: the child's stderr goes through the bridge, which keeps its last
+    /// lines; else the child writes to the bridge's stderr itself.
+    pub stderr_tail: Option<StderrTail>,
 }
 
 impl Connector for StdioConnector {
@@ -50,7 +55,11 @@ impl Connector for StdioConnector {
             .args(&self.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if self.stderr_tail.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .kill_on_drop(true);
         #[cfg(unix)]
         command.process_group(0);
@@ -58,6 +67,9 @@ impl Connector for StdioConnector {
             .spawn()
             .map_err(|error| ConnectError::Spawn(error.to_string()))?;
         let group = ProcessGroup::of(&child);
+        if let (Some(tail), Some(stderr)) = (&self.stderr_tail, child.stderr.take()) {
+            context.tasks.spawn(tail.clone().read(stderr));
+        }
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(ConnectError::Spawn(
                 "the pipes of the child were not created".into(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// The ids of doctor's checks, in the order of the report. A script reads them
 /// from `--json`: a change here is a change of the interface.
-pub const IDS: [&str; 29] = [
+pub const IDS: [&str; 30] = [
     "reach.command",
     "reach.stdout",
     "reach.proxy",
@@ -39,6 +39,7 @@ pub const IDS: [&str; 29] = [
     "vscode.resource_templates",
     "vscode.ping",
     "vscode.listen",
+    "vscode.logging",
     "vscode.call",
 ];
 

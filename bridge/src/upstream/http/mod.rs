@@ -35,7 +35,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
-pub use user_side::ELICITATION_MESSAGE;
 
 /// Makes a link to the upstream at `target.url` at each connect.
 #[derive(Debug, Clone)]
