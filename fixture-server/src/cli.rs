@@ -325,6 +325,10 @@ struct AuthArgs {
     /// POST /mcp answers 401 invalid_token to every access token, its own included
     #[arg(long)]
     refuse_access_tokens: bool,
+    /// /register gives every client a client_secret, even one that asks for
+    /// token_endpoint_auth_method none; /token then requires it (HTTP Basic)
+    #[arg(long)]
+    registration_secret: bool,
     /// The authorization server metadata is N bytes of JSON, padded with a member
     /// x_padding (a client's limit on the documents of a sign-in)
     #[arg(long, value_name = "N", value_parser = metadata_bytes)]
@@ -759,6 +763,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.refuse_access_tokens = auth.refuse_access_tokens;
     auth_options.metadata_bytes = auth.metadata_bytes;
     auth_options.code_bytes = auth.code_bytes;
+    auth_options.registration_secret = auth.registration_secret;
     if let Some(url) = browse.browse {
         check_browse(&options)?;
         if browse.forged_redirects && browse.no_follow {
