@@ -377,6 +377,10 @@ struct FaultArgs {
     /// ({"error": "<text>"}), as from a gateway or a web framework
     #[arg(long, requires = "fail_status")]
     fail_status_json: bool,
+    /// The answers of --fail-status carry "Location: URL" (a path: relative to the MCP
+    /// URL); with a 3xx status, a redirect that a client of the MCP URL must not follow
+    #[arg(long, value_name = "URL", requires = "fail_status")]
+    fail_location: Option<String>,
     /// Waits MS milliseconds before each SSE event
     #[arg(long, value_name = "MS", value_parser = slow_stream_ms)]
     slow_stream_ms: Option<Duration>,
@@ -715,6 +719,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.print_exchanges = http.print_exchanges;
     http_options.faults.fail_status = faults.fail_status;
     http_options.faults.fail_status_json = faults.fail_status_json;
+    http_options.faults.fail_location = faults.fail_location;
     http_options.faults.slow_stream = faults.slow_stream_ms;
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
