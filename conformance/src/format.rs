@@ -273,6 +273,9 @@ pub enum StepKind {
     ExpectStderrMatch(Regex),
     /// No stderr line of the whole run matches (checked at the end).
     ExpectNoStderrMatch(Regex),
+    /// No stderr line of the whole run holds a secret of the run, or 16
+    /// characters of one (checked at the end; [`crate::secrets_of_run`]).
+    ExpectNoSecretInStderr,
     Sleep(u64),
     /// The user opens a URL (a capture, `$ref:NAME`) in the fixture's test browser,
     /// as VS Code does after the accept of a URL elicitation (URL form only).
@@ -896,6 +899,7 @@ fn parse_step(
         "expect_stderr" => StepKind::ExpectStderr(text_of(&value)?),
         "expect_stderr_match" => StepKind::ExpectStderrMatch(regex_of(&value)?),
         "expect_no_stderr_match" => StepKind::ExpectNoStderrMatch(regex_of(&value)?),
+        "expect_no_secret_in_stderr" => crate::secrets_of_run::step_of(header, &value)?,
         "sleep_ms" => StepKind::Sleep(millis_of(&value)?),
         "open_url" => StepKind::OpenUrl(value.clone()),
         "close_stdin" => StepKind::CloseStdin,

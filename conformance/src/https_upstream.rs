@@ -141,6 +141,8 @@ pub struct HttpsUpstream {
     authorization_server: Option<String>,
     url_host: Option<String>,
     _dir: tempfile::TempDir,
+    /// The fixture runs with `--auth`.
+    auth: bool,
     _child: Child,
 }
 
@@ -258,6 +260,7 @@ impl HttpsUpstream {
             authorization_server,
             url_host: url_host.map(str::to_owned),
             _dir: dir,
+            auth: args.iter().any(|arg| arg == "--auth" || arg == "--oauth"),
             _child: child,
         })
     }
@@ -355,6 +358,42 @@ impl HttpsUpstream {
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
             Err(BrowserError::NoSignIn(stderr))
+        }
+    }
+
+    /// Whether the fixture runs an authorization server (`--auth`).
+    fn has_authorization_server(&self) -> bool {
+        self.auth
+    }
+
+    /// Every secret that the fixture's authorization server saw or issued
+    /// (`GET /fixture/secrets`, read with the fixture's test browser), for
+    /// [`crate::secrets_of_run`]; `Err` with the browser's stderr.
+    pub async fn issued_secrets(&self) -> Result<Value, String> {
+        let origin = self
+            .authorization_server
+            .as_deref()
+            .unwrap_or_else(|| self.origin());
+        let url = format!("{origin}/fixture/secrets");
+        let mut command = Command::new(&self.fixture);
+        // One GET (`--no-follow`): stdout is `<status> <body>`.
+        command.args(["--no-follow", "--browse", &url, "--ca-file", &self.ca_file]);
+        if let Some(host) = &self.url_host {
+            command.args(["--resolve", &format!("{host}:127.0.0.1")]);
+        }
+        let output = command.output().await.map_err(|e| e.to_string())?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if stdout.starts_with("404 ") && !self.has_authorization_server() {
+            // A fixture without `--auth` issues no secret.
+            return Ok(Value::Object(serde_json::Map::new()));
+        }
+        match stdout.strip_prefix("200 ") {
+            Some(body) => serde_json::from_str(body).map_err(|e| format!("{url}: {e}")),
+            None => Err(format!(
+                "{url}: {} {}",
+                stdout.trim(),
+                String::from_utf8_lossy(&output.stderr).trim()
+            )),
         }
     }
 

@@ -55,6 +55,7 @@ pub mod replay;
 pub mod runner;
 pub mod schema;
 pub mod secret_service;
+pub mod secrets_of_run;
 pub mod static_headers;
 pub mod suite;
 pub mod upstream;

@@ -5,6 +5,19 @@
 /// the fixture prints them: the lowercase name, the values of one name joined by
 /// ", ", and of `Authorization` only its scheme and `[redacted]`.
 pub fn static_headers(args: &[String], env: &[(String, String)]) -> Vec<(String, String)> {
+    let mut headers = static_header_values(args, env);
+    for (name, value) in &mut headers {
+        if name == "authorization" {
+            let scheme = value.split(' ').next().unwrap_or_default().to_owned();
+            *value = format!("{scheme} [redacted]");
+        }
+    }
+    headers
+}
+
+/// The static headers with their whole values, the credential of `Authorization`
+/// included: the secrets that no stderr line may hold ([`crate::secrets_of_run`]).
+pub fn static_header_values(args: &[String], env: &[(String, String)]) -> Vec<(String, String)> {
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut add = |name: &str, value: &str| {
         let name = name.trim().to_ascii_lowercase();
@@ -37,12 +50,6 @@ pub fn static_headers(args: &[String], env: &[(String, String)]) -> Vec<(String,
             && let Some((_, value)) = env.iter().rev().find(|(key, _)| key == variable)
         {
             add(name, value);
-        }
-    }
-    for (name, value) in &mut headers {
-        if name == "authorization" {
-            let scheme = value.split(' ').next().unwrap_or_default().to_owned();
-            *value = format!("{scheme} [redacted]");
         }
     }
     headers

@@ -335,6 +335,10 @@ struct AuthArgs {
     /// POST /mcp answers 401 invalid_token to every access token, its own included
     #[arg(long)]
     refuse_access_tokens: bool,
+    /// /register gives every client a client_secret, even one that asks for
+    /// token_endpoint_auth_method none; /token then requires it (HTTP Basic)
+    #[arg(long)]
+    registration_secret: bool,
     /// The authorization server metadata is N bytes of JSON, padded with a member
     /// x_padding (a client's limit on the documents of a sign-in)
     #[arg(long, value_name = "N", value_parser = metadata_bytes)]
@@ -383,6 +387,10 @@ struct FaultArgs {
     /// ({"error": "<text>"}), as from a gateway or a web framework
     #[arg(long, requires = "fail_status")]
     fail_status_json: bool,
+    /// The answers of --fail-status carry "Location: URL" (a path: relative to the MCP
+    /// URL); with a 3xx status, a redirect that a client of the MCP URL must not follow
+    #[arg(long, value_name = "URL", requires = "fail_status")]
+    fail_location: Option<String>,
     /// Waits MS milliseconds before each SSE event
     #[arg(long, value_name = "MS", value_parser = slow_stream_ms)]
     slow_stream_ms: Option<Duration>,
@@ -723,6 +731,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     http_options.print_exchanges = http.print_exchanges;
     http_options.faults.fail_status = faults.fail_status;
     http_options.faults.fail_status_json = faults.fail_status_json;
+    http_options.faults.fail_location = faults.fail_location;
     http_options.faults.slow_stream = faults.slow_stream_ms;
     http_options.faults.break_stream_after = faults.break_stream_after;
     http_options.faults.oversized_event = faults.oversized_event;
@@ -771,6 +780,7 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.refuse_access_tokens = auth.refuse_access_tokens;
     auth_options.metadata_bytes = auth.metadata_bytes;
     auth_options.code_bytes = auth.code_bytes;
+    auth_options.registration_secret = auth.registration_secret;
     if let Some(url) = browse.browse {
         check_browse(&options)?;
         if browse.forged_redirects && browse.no_follow {

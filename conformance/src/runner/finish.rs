@@ -115,6 +115,9 @@ impl Run<'_> {
                 detail: Some(wire.frame),
             });
         }
+        if let Some(line) = self.secret_check {
+            failures.extend(self.secrets_in_stderr(line, &every_stderr).await);
+        }
         failures
     }
 }

@@ -24,6 +24,7 @@ mod http;
 mod ports;
 mod restart;
 mod second_bridge;
+mod secrets;
 mod send;
 mod stderr;
 mod upstream;
@@ -162,6 +163,8 @@ struct Run<'a> {
     earlier: Vec<restart::EarlierBridge>,
     /// The static headers of each bridge process of the URL form (0, 1, ...).
     static_headers: Vec<Vec<(String, String)>>,
+    /// The line of `expect_no_secret_in_stderr`, checked after the last step.
+    secret_check: Option<usize>,
 }
 
 impl<'a> Run<'a> {
@@ -197,6 +200,7 @@ impl<'a> Run<'a> {
             step_start: Instant::now(),
             earlier: Vec::new(),
             static_headers,
+            secret_check: None,
         })
     }
 
@@ -360,6 +364,10 @@ impl<'a> Run<'a> {
             StepKind::ExpectNoStderrMatch(regex) => {
                 let regex = self.resolved(line, regex)?;
                 self.deferred.push((line, regex));
+                Ok(())
+            }
+            StepKind::ExpectNoSecretInStderr => {
+                self.secret_check = Some(line);
                 Ok(())
             }
             StepKind::Sleep(ms) => {

@@ -120,6 +120,10 @@ pub struct AuthOptions {
     /// `x`s), as the long codes of some identity providers: the redirect to a
     /// client's callback carries a request head of that size.
     pub code_bytes: Option<usize>,
+    /// `--registration-secret`: `/register` gives every client a `client_secret`,
+    /// also one that asked for `token_endpoint_auth_method` `none` (a server that
+    /// makes each client confidential); its token endpoint then requires it.
+    pub registration_secret: bool,
 }
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
@@ -241,6 +245,7 @@ impl Default for AuthOptions {
             refuse_access_tokens: false,
             metadata_bytes: None,
             code_bytes: None,
+            registration_secret: false,
         }
     }
 }

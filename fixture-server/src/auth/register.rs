@@ -109,7 +109,7 @@ impl AuthServer {
             return Err(metadata_error("The scope names an unknown scope."));
         }
         let id = random::token().ok_or_else(no_random)?;
-        let secret = if method == "none" {
+        let secret = if method == "none" && !self.options.registration_secret {
             None
         } else {
             Some(random::token().ok_or_else(no_random)?)

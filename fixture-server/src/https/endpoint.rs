@@ -172,11 +172,12 @@ impl Endpoint {
             crate::info!("http", "--fail-status: the POST {post} gets {status}");
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let message = format!("--fail-status: the POST {post} gets {status}.");
-            return if self.settings.faults.fail_status_json {
+            let response = if self.settings.faults.fail_status_json {
                 json(status, serde_json::json!({ "error": message }).to_string())
             } else {
                 text(status, &message)
             };
+            return with_location(response, self.settings.faults.fail_location.as_deref());
         }
         self.post(post, request, access.as_ref()).await
     }
@@ -537,6 +538,19 @@ fn text(status: StatusCode, message: &str) -> Response<ResponseBody> {
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
+    response
+}
+
+/// `--fail-location`: the answer of a `--fail-status` with `Location` (a redirect).
+fn with_location(
+    mut response: Response<ResponseBody>,
+    location: Option<&str>,
+) -> Response<ResponseBody> {
+    if let Some(value) = location.and_then(|location| HeaderValue::from_str(location).ok()) {
+        response
+            .headers_mut()
+            .insert(hyper::header::LOCATION, value);
+    }
     response
 }
 

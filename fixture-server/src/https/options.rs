@@ -100,6 +100,9 @@ pub struct Faults {
     /// `--fail-status-json`: the body of a `--fail-status` answer is JSON that is no
     /// JSON-RPC message, `{"error": "<text>"}`, as from a gateway or a web framework.
     pub fail_status_json: bool,
+    /// `--fail-location URL`: a `--fail-status` answer carries `Location: URL` (with a
+    /// 3xx status, a redirect of the MCP URL that a client must not follow).
+    pub fail_location: Option<String>,
     /// `--slow-stream-ms MS`: each SSE event waits this long before it goes out.
     pub slow_stream: Option<Duration>,
     /// `--break-stream-after N`: an SSE stream closes after N events, before any further
