@@ -45,7 +45,7 @@ pub struct StdioConnector {
 
 impl Connector for StdioConnector {
     fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
-        let mut command = Command::new(&self.program);
+        let mut command = Command::new(super::program::resolve(&self.program));
         command
             .args(&self.args)
             .stdin(Stdio::piped())
