@@ -240,7 +240,9 @@ mod tests {
         };
         let status = run(&["-y", "a & type nul > injected-1.txt", "C:\\data dir\\ü"]).unwrap();
         assert!(status.success());
-        let written = std::fs::read_to_string(dir.join("args.txt")).unwrap();
+        // cmd.exe writes the text in the console's code page: read it as bytes.
+        let written =
+            String::from_utf8_lossy(&std::fs::read(dir.join("args.txt")).unwrap()).into_owned();
         assert!(
             written.contains("a & type nul > injected-1.txt"),
             "{written}"

@@ -600,14 +600,19 @@ mod tests {
         assert!(!groups::is_registered(id));
     }
 
-    /// Whether Windows still runs the process `pid` (tasklist names it).
+    /// The image name of the process `pid` that Windows runs (`PING.EXE`), from
+    /// tasklist; `None` when it runs no such process.
     #[cfg(windows)]
-    fn windows_process_runs(pid: usize) -> bool {
+    fn windows_process_name(pid: usize) -> Option<String> {
         let output = std::process::Command::new("tasklist")
             .args(["/FI", &format!("PID eq {pid}"), "/FO", "CSV", "/NH"])
             .output()
             .unwrap();
-        String::from_utf8_lossy(&output.stdout).contains(&format!("\"{pid}\""))
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|line| line.contains(&format!("\"{pid}\"")))?;
+        Some(line.split(',').next()?.trim_matches('"').to_owned())
     }
 
     /// On Windows the job of the child stands for its process group: what the
@@ -625,26 +630,27 @@ mod tests {
         let group = ProcessGroup::of(&child);
         assert!(groups::is_registered(id));
         let deadline = Instant::now() + Duration::from_secs(20);
-        let processes = loop {
-            let processes = groups::process_ids(id);
-            if processes.len() >= 2 {
-                break processes;
+        let grandchild = loop {
+            let ping = groups::process_ids(id).into_iter().find(|&pid| {
+                windows_process_name(pid).is_some_and(|name| name.eq_ignore_ascii_case("ping.exe"))
+            });
+            if let Some(ping) = ping {
+                break ping;
             }
-            assert!(Instant::now() < deadline, "ping never joined the job");
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert!(Instant::now() < deadline, "ping.exe never joined the job");
+            tokio::time::sleep(Duration::from_millis(50)).await;
         };
-        // The child alone ends: its grandchild goes on in the job.
+        // The child alone ends: its grandchild goes on, in the job.
         child.kill().await.unwrap();
+        assert!(windows_process_name(grandchild).is_some());
         assert!(!groups::is_empty(id));
         group.stop_the_rest(Duration::from_secs(5)).await;
         group.forget();
         assert!(!groups::is_registered(id));
-        for pid in processes {
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while windows_process_runs(pid) {
-                assert!(Instant::now() < deadline, "process {pid} outlived its job");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while windows_process_name(grandchild).is_some() {
+            assert!(Instant::now() < deadline, "ping.exe outlived its job");
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
