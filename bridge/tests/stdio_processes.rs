@@ -13,6 +13,7 @@ mod doctor_stdio;
 mod interop;
 mod official_suite;
 mod process_cli;
+mod process_crlf;
 mod process_notify;
 mod process_stdio_kinds;
 mod process_stop;

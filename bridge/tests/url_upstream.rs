@@ -23,7 +23,10 @@ mod sign_in_client_document;
 mod sign_in_security;
 mod sign_in_urls;
 mod token_store_file;
+// The Secret Service of Linux (gnome-keyring in a D-Bus session of its own).
+#[cfg(target_os = "linux")]
 mod token_store_keychain;
+mod token_store_keychain_native;
 mod token_store_start;
 mod url_form;
 mod url_proxy;

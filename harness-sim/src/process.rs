@@ -375,6 +375,9 @@ impl StdioPeer {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal.nix());
             return;
         }
+        // Without signals, a stop of any kind is a kill.
+        #[cfg(not(unix))]
+        let _ = signal;
         let _ = self.child.start_kill();
     }
 
@@ -384,6 +387,8 @@ impl StdioPeer {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal.nix());
             return;
         }
+        #[cfg(not(unix))]
+        let _ = signal;
         if !self.has_exited() {
             let _ = self.child.start_kill();
         }

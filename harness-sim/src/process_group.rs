@@ -76,6 +76,7 @@ fn live_members(id: u32) -> Option<usize> {
 
 /// The state and the process group of a `/proc/<pid>/stat` line: the fields
 /// after the command, which is in parentheses and may hold spaces.
+#[cfg(any(unix, test))]
 fn state_and_group(stat: &str) -> Option<(char, u32)> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();

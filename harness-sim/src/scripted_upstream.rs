@@ -90,6 +90,7 @@ pub async fn run(text: &str) -> i32 {
     };
     let mut upstream = Upstream {
         stdout: tokio::io::stdout(),
+        #[cfg(unix)]
         ignored: Vec::new(),
     };
     if script.pid_line {
@@ -140,8 +141,6 @@ struct Upstream {
     /// The termination signal, caught and never acted on while this lives.
     #[cfg(unix)]
     ignored: Vec<tokio::signal::unix::Signal>,
-    #[cfg(not(unix))]
-    ignored: Vec<()>,
 }
 
 impl Upstream {
@@ -226,6 +225,7 @@ fn on_term(cleanup: Vec<Action>) {
 }
 
 /// The actions of [`on_term`], with a stdout of their own.
+#[cfg(unix)]
 async fn run_cleanup(cleanup: Vec<Action>) -> Result<(), i32> {
     let mut upstream = Upstream {
         stdout: tokio::io::stdout(),

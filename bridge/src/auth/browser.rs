@@ -1,7 +1,12 @@
 //! Opens the one-time start URL in a browser, before `notifications/initialized`
 //! only (contract, "Sign-in and accounts", step 3). Never through a shell: the
-//! program gets the URL as its one argument. `$BROWSER` comes first, as VS Code's
+//! program gets the URL as its last argument. `$BROWSER` comes first, as VS Code's
 //! remote windows set it; then the opener of the platform.
+//!
+//! On Windows the opener is `rundll32 url.dll,FileProtocolHandler <url>`: the
+//! handler of the URL's scheme (the default browser) opens it. `explorer <url>`
+//! opens a folder window instead for some URLs (those with a query), and `cmd /c
+//! start` would put a shell between the URL and the browser.
 
 use std::ffi::OsString;
 use std::process::Stdio;
@@ -14,6 +19,8 @@ pub const SECRET_VARIABLES: [&str; 2] = ["MCP_BRIDGE_TOKEN_KEY", "MCP_BRIDGE_CLI
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opener {
     pub program: OsString,
+    /// The arguments before the URL (those of the platform's opener).
+    pub args: Vec<OsString>,
     /// Variables removed from the opener's environment: [`SECRET_VARIABLES`] and
     /// those of `--header-env`.
     pub hidden: Vec<String>,
@@ -21,13 +28,21 @@ pub struct Opener {
 
 impl Opener {
     /// `$BROWSER` (its whole value is the program, which may have spaces), else
-    /// `open` on macOS and `xdg-open` elsewhere; `explorer` on Windows opens a URL
-    /// given as its argument without a shell.
+    /// `open` on macOS, `rundll32 url.dll,FileProtocolHandler` on Windows and
+    /// `xdg-open` elsewhere.
     pub fn of_environment(browser: Option<OsString>, hidden: Vec<String>) -> Self {
-        let program = browser
-            .filter(|value| !value.is_empty())
-            .unwrap_or_else(|| OsString::from(platform_opener()));
-        Self { program, hidden }
+        let (program, args) = match browser.filter(|value| !value.is_empty()) {
+            Some(program) => (program, Vec::new()),
+            None => {
+                let (program, args) = platform_opener();
+                (program.into(), args.iter().map(OsString::from).collect())
+            }
+        };
+        Self {
+            program,
+            args,
+            hidden,
+        }
     }
 
     /// Starts the opener with `url`, and does not wait for it (a browser may stay
@@ -35,6 +50,7 @@ impl Opener {
     pub fn open(&self, url: &str) -> std::io::Result<()> {
         let mut command = tokio::process::Command::new(&self.program);
         command
+            .args(&self.args)
             .arg(url)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -51,13 +67,15 @@ impl Opener {
     }
 }
 
-fn platform_opener() -> &'static str {
+/// The program and the arguments before the URL. `rundll32` is found in the
+/// system directory before `PATH` (the search order of Windows).
+fn platform_opener() -> (&'static str, &'static [&'static str]) {
     if cfg!(target_os = "macos") {
-        "open"
+        ("open", &[])
     } else if cfg!(windows) {
-        "explorer"
+        ("rundll32", &["url.dll,FileProtocolHandler"])
     } else {
-        "xdg-open"
+        ("xdg-open", &[])
     }
 }
 
@@ -69,8 +87,45 @@ mod tests {
     fn browser_comes_first_and_an_empty_one_counts_as_unset() {
         let opener = Opener::of_environment(Some("/opt/my browser/bin".into()), vec![]);
         assert_eq!(opener.program, OsString::from("/opt/my browser/bin"));
+        assert!(opener.args.is_empty());
         let opener = Opener::of_environment(Some("".into()), vec![]);
-        assert_eq!(opener.program, OsString::from(platform_opener()));
+        assert_eq!(opener.program, OsString::from(platform_opener().0));
+    }
+
+    #[test]
+    fn the_opener_of_each_platform_is_a_program_that_takes_the_url_without_a_shell() {
+        let opener = Opener::of_environment(None, vec![]);
+        let command: Vec<OsString> = std::iter::once(opener.program.clone())
+            .chain(opener.args.iter().cloned())
+            .collect();
+        let expected: &[&str] = if cfg!(target_os = "macos") {
+            &["open"]
+        } else if cfg!(windows) {
+            &["rundll32", "url.dll,FileProtocolHandler"]
+        } else {
+            &["xdg-open"]
+        };
+        assert_eq!(command, expected);
+        for shell in ["cmd", "cmd.exe", "sh", "powershell", "explorer"] {
+            assert!(!command.iter().any(|part| part == shell));
+        }
+    }
+
+    /// On Windows the default opener is a program of the system that starts with
+    /// a URL with a query and an `&` in it, without a shell.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn on_windows_the_default_opener_starts_without_a_shell() {
+        let opener = Opener::of_environment(None, vec![]);
+        // A scheme that no program handles: no browser opens on the test's machine,
+        // and whatever rundll32 shows is ended with it.
+        let mut child = tokio::process::Command::new(&opener.program)
+            .args(&opener.args)
+            .arg("mcp-bridge-test-no-such-scheme://127.0.0.1/start?a=1&b=2")
+            .kill_on_drop(true)
+            .spawn()
+            .expect("rundll32 starts");
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
     }
 
     #[cfg(unix)]

@@ -11,6 +11,7 @@
 
 pub mod http;
 pub mod memory;
+pub mod program;
 mod slot;
 pub mod stderr_tail;
 pub mod stdio;

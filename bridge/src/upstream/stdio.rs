@@ -1,9 +1,10 @@
 //! The upstream server as a child process over stdio.
 //!
-//! The child runs in its own process group, so that a stop reaches the processes it
-//! starts too. Its stderr is the bridge's stderr: VS Code shows both in the Output
-//! channel (`doctor` passes it through a [`StderrTail`], which keeps its last
-//! lines). The session writes a frame to the child's stdin itself when stdin takes
+//! The child runs in its own process group (on Windows: a job object of its own), so
+//! that a stop reaches the processes it starts too. Its stderr is the bridge's
+//! stderr: VS Code shows both in the Output channel (`doctor` passes it through a
+//! [`StderrTail`], which keeps its last lines). The session writes a frame to the
+//! child's stdin itself when stdin takes
 //! it at once ([`WriteThrough`]), and reads its stdout itself ([`StdoutEvents`]);
 //! two tasks serve the link: one writes the frames that stdin could not take at
 //! once, and one waits for the child's exit and reports it after the last frame.
@@ -50,7 +51,7 @@ pub struct StdioConnector {
 
 impl Connector for StdioConnector {
     fn connect(&self, context: LinkContext) -> Result<UpstreamLink, ConnectError> {
-        let mut command = Command::new(&self.program);
+        let mut command = Command::new(super::program::resolve(&self.program));
         command
             .args(&self.args)
             .stdin(Stdio::piped())
@@ -380,7 +381,7 @@ impl ProcessGroup {
     fn of(child: &Child) -> Self {
         let id = child.id();
         if let Some(id) = id {
-            groups::register(id);
+            groups::register(id, child);
         }
         Self { id }
     }
@@ -441,7 +442,7 @@ mod groups {
 
     static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-    pub(super) fn register(id: u32) {
+    pub(super) fn register(id: u32, _child: &tokio::process::Child) {
         if let Ok(mut groups) = GROUPS.lock() {
             groups.push(id);
         }
@@ -492,13 +493,93 @@ mod groups {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
 mod groups {
-    //! Without process groups, `kill_on_drop` and the explicit kill of the child
-    //! stop it; Windows job objects come with the port to Windows.
+    //! A job object stands for the process group: the child goes into a job of its
+    //! own right after its start, and the processes that it starts from then on are
+    //! in the job too. The job kills its processes when its handle closes: when the
+    //! bridge stops the group, and when the bridge itself ends, however it ends.
+    //! Windows has no termination signal that a process without a console of its own
+    //! can catch, so the termination step and the kill both close the job. A child
+    //! that could not be put in a job (a system without nested jobs) is stopped
+    //! alone, by `kill_on_drop` and the explicit kill of the child.
+    use super::Signal;
+    use std::sync::Mutex;
+    use win32job::{ExtendedLimitInfo, Job};
+
+    static JOBS: Mutex<Vec<(u32, Job)>> = Mutex::new(Vec::new());
+
+    pub(super) fn register(id: u32, child: &tokio::process::Child) {
+        let Some(handle) = child.raw_handle() else {
+            return;
+        };
+        let mut limits = ExtendedLimitInfo::new();
+        limits.limit_kill_on_job_close();
+        let Ok(job) = Job::create_with_limit_info(&limits) else {
+            return;
+        };
+        // The handle of a running child stays open while `child` lives.
+        if job.assign_process(handle as isize).is_ok()
+            && let Ok(mut jobs) = JOBS.lock()
+        {
+            jobs.push((id, job));
+        }
+    }
+
+    /// Closes the job of `id`: its processes are killed.
+    fn close(id: u32) {
+        let job = JOBS.lock().ok().and_then(|mut jobs| {
+            let at = jobs.iter().position(|(job_id, _)| *job_id == id)?;
+            Some(jobs.swap_remove(at))
+        });
+        drop(job);
+    }
+
+    pub(super) fn unregister(id: u32) {
+        close(id);
+    }
+
+    pub(super) fn signal(id: u32, _signal: Signal) {
+        close(id);
+    }
+
+    /// The ids of the processes in the job of `id`; none once it is closed.
+    pub(super) fn process_ids(id: u32) -> Vec<usize> {
+        JOBS.lock()
+            .ok()
+            .and_then(|jobs| {
+                let (_, job) = jobs.iter().find(|(job_id, _)| *job_id == id)?;
+                job.query_process_id_list().ok()
+            })
+            .unwrap_or_default()
+    }
+
+    pub(super) fn is_empty(id: u32) -> bool {
+        process_ids(id).is_empty()
+    }
+
+    #[cfg(test)]
+    pub(super) fn is_registered(id: u32) -> bool {
+        JOBS.lock()
+            .is_ok_and(|jobs| jobs.iter().any(|(job_id, _)| *job_id == id))
+    }
+
+    pub(super) fn kill_all() {
+        let jobs = JOBS
+            .lock()
+            .map(|mut jobs| std::mem::take(&mut *jobs))
+            .unwrap_or_default();
+        drop(jobs);
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+mod groups {
+    //! Without process groups or job objects, `kill_on_drop` and the explicit kill
+    //! of the child stop it.
     use super::Signal;
 
-    pub(super) fn register(_id: u32) {}
+    pub(super) fn register(_id: u32, _child: &tokio::process::Child) {}
     pub(super) fn unregister(_id: u32) {}
     pub(super) fn signal(_id: u32, _signal: Signal) {}
     pub(super) fn is_empty(_id: u32) -> bool {
@@ -530,6 +611,60 @@ mod tests {
         child.kill().await.unwrap();
         group.forget();
         assert!(!groups::is_registered(id));
+    }
+
+    /// The image name of the process `pid` that Windows runs (`PING.EXE`), from
+    /// tasklist; `None` when it runs no such process.
+    #[cfg(windows)]
+    fn windows_process_name(pid: usize) -> Option<String> {
+        let output = std::process::Command::new("tasklist")
+            .args(["/FI", &format!("PID eq {pid}"), "/FO", "CSV", "/NH"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|line| line.contains(&format!("\"{pid}\"")))?;
+        Some(line.split(',').next()?.trim_matches('"').to_owned())
+    }
+
+    /// On Windows the job of the child stands for its process group: what the
+    /// child started is in the job, and the stop after the child's exit ends it.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn on_windows_the_job_of_the_child_stops_the_processes_it_started() {
+        // cmd.exe starts ping.exe and waits for it: a child with a grandchild.
+        let mut child = tokio::process::Command::new("cmd")
+            .args(["/d", "/c", "ping -n 120 127.0.0.1 >nul"])
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let id = child.id().unwrap();
+        let group = ProcessGroup::of(&child);
+        assert!(groups::is_registered(id));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let grandchild = loop {
+            let ping = groups::process_ids(id).into_iter().find(|&pid| {
+                windows_process_name(pid).is_some_and(|name| name.eq_ignore_ascii_case("ping.exe"))
+            });
+            if let Some(ping) = ping {
+                break ping;
+            }
+            assert!(Instant::now() < deadline, "ping.exe never joined the job");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        // The child alone ends: its grandchild goes on, in the job.
+        child.kill().await.unwrap();
+        assert!(windows_process_name(grandchild).is_some());
+        assert!(!groups::is_empty(id));
+        group.stop_the_rest(Duration::from_secs(5)).await;
+        group.forget();
+        assert!(!groups::is_registered(id));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while windows_process_name(grandchild).is_some() {
+            assert!(Instant::now() < deadline, "ping.exe outlived its job");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     fn result_line(line: &str) -> Option<crate::wire::raw::ResultLine> {

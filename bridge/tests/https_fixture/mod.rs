@@ -158,12 +158,16 @@ pub async fn fixture_switch(fixture: &HttpsFixture, path: &str) {
     assert_eq!(response.status().as_u16(), 204, "POST {path}");
 }
 
-/// An executable script at `dir/name` (a `$BROWSER`).
+/// An executable script at `dir/name` (a `$BROWSER`): a shell script, as the
+/// tests that use it run on Linux.
 pub fn script(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     path
 }
 

@@ -24,9 +24,88 @@ pub(super) fn make_private_dir(dir: &Path) -> std::io::Result<()> {
         }
         Ok(())
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        // A directory made now gets an access list of its own; one that was there
+        // keeps the list that it has (the user may have changed it).
+        let made_now = !dir.exists();
+        builder.create(dir)?;
+        if made_now {
+            windows_acl::make_private(dir)?;
+        }
+        Ok(())
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         builder.create(dir)
+    }
+}
+
+/// The access list of the token directory on Windows: only the account of the
+/// bridge, with full control, inherited by the files of the directory, and nothing
+/// inherited from its parents. `icacls` and `whoami` of the system set it: the
+/// bridge forbids unsafe code, and these programs do what Win32 calls would.
+#[cfg_attr(not(windows), allow(dead_code))]
+mod windows_acl {
+    use std::ffi::OsString;
+    use std::path::Path;
+
+    /// The security identifier of the account in the output of `whoami /user /fo
+    /// csv /nh`: `"host\name","S-1-5-21-..."`.
+    pub(super) fn sid_of_whoami(output: &str) -> Option<&str> {
+        let sid = output.trim().rsplit(',').next()?.trim().trim_matches('"');
+        let well_formed = sid.starts_with("S-1-")
+            && sid
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-');
+        well_formed.then_some(sid)
+    }
+
+    /// The arguments of `icacls` that give `dir` only the account `sid`: the
+    /// inherited entries removed, one grant of full control that the files and
+    /// folders in it inherit.
+    pub(super) fn icacls_arguments(dir: &Path, sid: &str) -> Vec<OsString> {
+        vec![
+            dir.as_os_str().to_owned(),
+            "/inheritance:r".into(),
+            "/grant:r".into(),
+            format!("*{sid}:(OI)(CI)F").into(),
+            "/q".into(),
+        ]
+    }
+
+    /// A program of the system directory, whatever `PATH` says.
+    #[cfg(windows)]
+    fn system_program(name: &str) -> std::path::PathBuf {
+        match std::env::var_os("SystemRoot") {
+            Some(root) => Path::new(&root).join("System32").join(name),
+            None => name.into(),
+        }
+    }
+
+    #[cfg(windows)]
+    pub(super) fn make_private(dir: &Path) -> std::io::Result<()> {
+        use std::process::{Command, Stdio};
+        let failed = |what: &str| std::io::Error::other(format!("{what} failed"));
+        let whoami = Command::new(system_program("whoami.exe"))
+            .args(["/user", "/fo", "csv", "/nh"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()?;
+        let text = String::from_utf8_lossy(&whoami.stdout);
+        let sid = sid_of_whoami(&text)
+            .filter(|_| whoami.status.success())
+            .ok_or_else(|| failed("whoami /user"))?;
+        let status = Command::new(system_program("icacls.exe"))
+            .args(icacls_arguments(dir, sid))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        if !status.success() {
+            return Err(failed("icacls, which makes the directory private,"));
+        }
+        Ok(())
     }
 }
 
@@ -133,6 +212,65 @@ pub(super) fn sync_dir(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_windows_access_list_is_the_account_alone_with_nothing_inherited() {
+        let sid = "S-1-5-21-1004336348-1177238915-682003330-512";
+        let line = format!("\"desktop-1\\zoë smith\",\"{sid}\"\r\n");
+        assert_eq!(windows_acl::sid_of_whoami(&line), Some(sid));
+        assert_eq!(windows_acl::sid_of_whoami("\"a\",\"x\" & del *\""), None);
+        assert_eq!(windows_acl::sid_of_whoami(""), None);
+        let dir = Path::new("C:/Users/zoë smith/AppData/Local/mcp-bridge-rs/vscode/tokens");
+        let arguments = windows_acl::icacls_arguments(dir, sid);
+        assert_eq!(
+            arguments,
+            [
+                dir.as_os_str(),
+                "/inheritance:r".as_ref(),
+                "/grant:r".as_ref(),
+                format!("*{sid}:(OI)(CI)F").as_ref(),
+                "/q".as_ref(),
+            ]
+        );
+    }
+
+    /// On Windows a new token directory has one entry in its access list, the
+    /// account's, and none inherited: `icacls /save` writes the list as SDDL.
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_a_new_token_directory_is_private_to_the_account() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("tokens of zoë");
+        make_private_dir(&dir).unwrap();
+        let saved = base.path().join("acl.txt");
+        let status = std::process::Command::new("icacls")
+            .arg(&dir)
+            .arg("/save")
+            .arg(&saved)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let bytes = fs::read(&saved).unwrap();
+        let units: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+            .collect();
+        let text = String::from_utf16_lossy(&units);
+        let sddl = text
+            .lines()
+            .find(|line| line.contains("D:"))
+            .unwrap_or_else(|| panic!("no access list in {text:?}"));
+        let dacl = &sddl[sddl.find("D:").unwrap()..];
+        // P: protected, nothing inherited from the parents.
+        assert!(dacl.starts_with("D:P"), "{dacl}");
+        assert_eq!(dacl.matches("(A;").count(), 1, "{dacl}");
+        // An inherited entry has the flag ID (`(A;OICIID;...)`).
+        assert!(!dacl.contains("ID;"), "{dacl}");
+        // The files made in it inherit the list.
+        let file = dir.join("entry");
+        fs::write(&file, b"x").unwrap();
+        assert!(fs::read(&file).is_ok());
+    }
 
     /// The hard link of a file system that has none.
     fn no_hard_links(_: &Path, _: &Path) -> std::io::Result<()> {
