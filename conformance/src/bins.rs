@@ -198,13 +198,47 @@ impl Bins {
         self.embedded.clone().ok_or(BinsError::NoEmbedded)
     }
 
-    /// Whether the bridge is a build with `MCP_BRIDGE_TEST_FAULT`: every profile but
-    /// `release` and `dist`, which have debug assertions off.
+    /// Whether the bridge is a build with `MCP_BRIDGE_TEST_FAULT`.
     pub fn bridge_has_test_faults(&self) -> bool {
-        self.bridge.parent().is_none_or(|dir| {
-            dir.file_name()
-                .is_none_or(|name| name != "release" && name != "dist")
-        })
+        let folder = self
+            .bridge
+            .parent()
+            .and_then(|dir| dir.file_name())
+            .and_then(|name| name.to_str());
+        has_test_faults(folder, cfg!(debug_assertions))
+    }
+}
+
+/// Whether a bridge in the folder `folder` has the test faults (debug assertions on):
+/// not in the folders of the profiles `release` and `dist`, which turn them off; in
+/// the folder of any other profile of a workspace build; elsewhere (`cargo install`
+/// puts the bridge and this runner in one folder, built alike) as this runner does,
+/// `runner_debug`.
+fn has_test_faults(folder: Option<&str>, runner_debug: bool) -> bool {
+    match folder {
+        Some("release" | "dist") => false,
+        Some("bin") | None => runner_debug,
+        Some(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_test_faults;
+
+    #[test]
+    fn a_bridge_has_test_faults_in_the_folders_of_the_debug_profiles() {
+        assert!(has_test_faults(Some("debug"), false));
+        assert!(!has_test_faults(Some("release"), true));
+        assert!(!has_test_faults(Some("dist"), true));
+    }
+
+    /// `cargo install mcp-conformance mcp-bridge-vscode`: both release builds in
+    /// ~/.cargo/bin, and the transcripts that need the faults are not run.
+    #[test]
+    fn an_installed_bridge_is_built_as_the_installed_runner() {
+        assert!(!has_test_faults(Some("bin"), false));
+        assert!(has_test_faults(Some("bin"), true));
     }
 }
 
