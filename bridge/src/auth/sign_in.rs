@@ -202,11 +202,7 @@ impl Authorizer {
         let upstream = &self.settings.server_url;
         let server = discovery::authorization_server(&self.http, &stored.issuer, upstream).await?;
         let token_endpoint = endpoint(&server.token_endpoint, upstream)?;
-        let client = Client {
-            id: stored.client_id.clone(),
-            secret,
-            secret_in_body: client_id::takes_secret_only_in_body(&server),
-        };
+        let client = client_id::client_at(&server, stored.client_id.clone(), secret);
         match tokens::refresh(
             &self.http,
             &token_endpoint,
@@ -425,7 +421,8 @@ impl Authorizer {
         }
     }
 
-    /// The client that an earlier sign-in registered, for the same issuer.
+    /// The client that an earlier sign-in registered, for the same issuer (how its
+    /// secret goes, [`client_id::resolve`] decides for the server).
     fn registered(&self) -> Option<Registered> {
         if self.settings.client.client_id.is_some() {
             return None;
