@@ -295,6 +295,10 @@ impl Authorizer {
             .unwrap_or_default();
         let upstream = &self.settings.server_url;
         let server = discovery::authorization_server(&self.http, &issuer, upstream).await?;
+        // Every endpoint passes the rule before the user signs in at the browser
+        // (the registration endpoint before the registration, in `resolve`): a
+        // sign-in that could not end must not ask the user for one.
+        let token_endpoint = endpoint(&server.token_endpoint, upstream)?;
         let redirect_uri = receiver::redirect_uri(self.settings.redirect_port);
         let registered = self.registered();
         let client = client_id::resolve(
@@ -381,10 +385,8 @@ impl Authorizer {
                 return Err(error);
             }
         };
-        let exchanged = match check_issuer(iss.as_deref(), &server)
-            .and_then(|()| endpoint(&server.token_endpoint, upstream))
-        {
-            Ok(token_endpoint) => tokio::select! {
+        let exchanged = match check_issuer(iss.as_deref(), &server) {
+            Ok(()) => tokio::select! {
                 tokens = tokens::exchange_code(
                     &self.http,
                     &token_endpoint,
