@@ -67,6 +67,8 @@ const DAMAGED: &str = ".damaged-";
 pub struct FileStore {
     dir: PathBuf,
     key: TokenKey,
+    /// Opened by [`FileStore::open_to_read`]: nothing in the directory changes.
+    read_only: bool,
 }
 
 impl std::fmt::Debug for FileStore {
@@ -107,9 +109,35 @@ impl FileStore {
         let store = Self {
             dir: dir.to_path_buf(),
             key,
+            read_only: false,
         };
         store.check_key()?;
         Ok(store)
+    }
+
+    /// Opens the store in `dir` to read it only (`doctor` without `--sign-in`): the
+    /// directory is neither made nor changed, no key check is written, and a file
+    /// that does not open stays where it is (with the warning); a write is an
+    /// error. A directory that is not there is an empty store.
+    pub fn open_to_read(dir: &Path, key: TokenKey) -> Result<Self, String> {
+        let store = Self {
+            dir: dir.to_path_buf(),
+            key,
+            read_only: true,
+        };
+        store.check_key()?;
+        Ok(store)
+    }
+
+    /// The error of a write to a store opened to read only.
+    fn writable(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::Failed(format!(
+                "the token directory {} is open to read only",
+                self.dir.display()
+            )));
+        }
+        Ok(())
     }
 
     fn wrong_key(&self) -> String {
@@ -138,6 +166,9 @@ impl FileStore {
         });
         if !opens_one {
             return Err(self.wrong_key());
+        }
+        if self.read_only {
+            return Ok(());
         }
         self.ensure_key_check().map_err(|error| error.to_string())
     }
@@ -383,6 +414,10 @@ impl FileStore {
     /// Moves an entry file that does not open out of the way of the next write,
     /// with the warning that says where.
     fn move_aside(&self, path: &Path, why: &Unreadable) {
+        if self.read_only {
+            self.warn_unreadable(path, why);
+            return;
+        }
         let mut suffix = [0u8; 8];
         let aside = getrandom::fill(&mut suffix).ok().map(|()| {
             let name = path
@@ -485,6 +520,7 @@ impl TokenStore for FileStore {
     /// Writes the entry (and the key check with the first one); an entry file
     /// there that does not open is moved aside first, never written over.
     fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
+        self.writable()?;
         let bytes = self.seal(key, sign_in)?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(StoreError::Failed(
@@ -517,6 +553,7 @@ impl TokenStore for FileStore {
     /// Deletes the entry file and the copies of it that were moved aside; `true`
     /// when there was an entry file.
     fn delete(&self, key: &EntryKey) -> Result<bool, StoreError> {
+        self.writable()?;
         let path = self.path_of(key);
         self.delete_damaged_copies(&path)?;
         match fs::remove_file(&path) {
@@ -554,6 +591,7 @@ impl TokenStore for FileStore {
 
     /// Every entry file, also those that do not open with this key.
     fn delete_all(&self) -> Result<usize, StoreError> {
+        self.writable()?;
         let mut deleted = 0;
         for (_, path) in self.entry_files()? {
             match fs::remove_file(&path) {
@@ -751,6 +789,35 @@ mod tests {
     }
 
     #[test]
+    fn a_store_opened_to_read_changes_nothing_and_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("tokens");
+        let reader = FileStore::open_to_read(&tokens, key()).unwrap();
+        assert_eq!(reader.keys(), Ok(vec![]));
+        assert!(!tokens.exists());
+        let entry = entry("https://mcp.example/mcp");
+        assert!(reader.save(&entry, &sign_in("a")).is_err());
+        assert!(reader.delete(&entry).is_err());
+        assert!(reader.delete_all().is_err());
+        assert!(!tokens.exists());
+        let writer = FileStore::open(&tokens, key()).unwrap();
+        writer.save(&entry, &sign_in("a")).unwrap();
+        let path = writer.path_of(&entry);
+        let mut bytes = fs::read(&path).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        fs::remove_file(tokens.join(KEY_CHECK)).unwrap();
+        let reader = FileStore::open_to_read(&tokens, key()).unwrap();
+        assert_eq!(reader.load(&entry), Ok(None));
+        assert_eq!(fs::read(&path).unwrap(), bytes, "the file stays");
+        assert!(!tokens.join(KEY_CHECK).exists());
+        assert!(
+            FileStore::open_to_read(&tokens, TokenKey::from_hex(&"cd".repeat(32)).unwrap())
+                .is_err()
+        );
+    }
+
+    #[test]
     fn deleting_an_entry_deletes_its_damaged_copies_and_no_other_file() {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::open(dir.path(), key()).unwrap();
@@ -866,6 +933,7 @@ mod tests {
         let store = FileStore {
             dir: not_a_directory.clone(),
             key: key(),
+            read_only: false,
         };
         let Err(StoreError::Failed(error)) = store.keys() else {
             panic!("a listing that failed must not be an empty store");
@@ -880,6 +948,7 @@ mod tests {
         let absent = FileStore {
             dir: dir.path().join("absent"),
             key: key(),
+            read_only: false,
         };
         assert_eq!(absent.keys(), Ok(vec![]));
     }
