@@ -2,7 +2,7 @@
 //! configured upstream, and the handling of an internal error.
 
 use crate::auth::environment::SignInEnvironment;
-use crate::auth::store::{MemoryStore, OpenedStore, TokenStore};
+use crate::auth::store::{Access, MemoryStore, OpenedStore, TokenStore};
 use crate::catalogue::cli::CliWarning;
 use crate::catalogue::{ExecutableError, TokenStoreError, TokenStoreInfo};
 use crate::client::stdio as client_stdio;
@@ -80,6 +80,11 @@ fn stdio_connector(
 /// goes to the log; a store that does not open is exit code 2. `None` for a
 /// command, or for a static Authorization header, which disables the sign-in.
 pub fn token_store(config: &Config) -> Result<Option<OpenedStore>, u8> {
+    token_store_for(config, Access::ReadWrite)
+}
+
+/// [`token_store`] for `access`: `doctor` without `--sign-in` opens it to read.
+pub fn token_store_for(config: &Config, access: Access) -> Result<Option<OpenedStore>, u8> {
     let UpstreamTarget::Url(target) = &config.upstream else {
         return Ok(None);
     };
@@ -91,7 +96,8 @@ pub fn token_store(config: &Config) -> Result<Option<OpenedStore>, u8> {
         return Ok(None);
     }
     let options = &target.sign_in;
-    match crate::auth::store::open(
+    match crate::auth::store::open_for(
+        access,
         options.token_store,
         options.token_key_file.as_deref(),
         &|name| std::env::var(name).ok(),

@@ -536,6 +536,54 @@ fn file_store_args(fixture: &HttpsFixture, port: &str, extra: &[&str]) -> Vec<St
 const TOKEN_KEY: &str = "7e1d0c9b8a79685746352413021f0e1d2c3b4a5968778695a4b3c2d1e0f00102";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_without_sign_in_makes_no_directory_writes_no_key_check_and_moves_no_file() {
+    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let tokens = state.join("mcp-bridge-rs/vscode/tokens");
+    let browser = test_browser(home.path(), &fixture);
+    let port = free_port().to_string();
+    let env = [
+        ("XDG_STATE_HOME", state.to_str().unwrap()),
+        ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
+        ("BROWSER", browser.to_str().unwrap()),
+    ];
+    let with = |extra: &[&str]| file_store_args(&fixture, &port, extra);
+    let plain = with(&[]);
+    let plain: Vec<&str> = plain.iter().map(String::as_str).collect();
+
+    // No token directory: doctor makes none.
+    let report = doctor(&plain, &env).await;
+    report.assert_well_formed();
+    assert!(!state.exists(), "doctor made {}", state.display());
+
+    // An entry whose sign-in no longer opens, in a directory without a key check:
+    // doctor neither writes the key check nor moves the entry aside.
+    let signing = with(&["--sign-in"]);
+    let signing: Vec<&str> = signing.iter().map(String::as_str).collect();
+    let report = doctor(&signing, &env).await;
+    assert_eq!(report.code, Some(0), "{}\n{}", report.stdout, report.stderr);
+    let entry = files_of(&tokens)
+        .into_keys()
+        .find(|name| name.ends_with(".entry"))
+        .expect("the sign-in wrote an entry");
+    let entry = tokens.join(entry);
+    let mut bytes = std::fs::read(&entry).unwrap();
+    *bytes.last_mut().unwrap() ^= 1; // the tag of the sign-in's box
+    std::fs::write(&entry, bytes).unwrap();
+    std::fs::remove_file(tokens.join("key-check")).unwrap();
+    let before = files_of(&tokens);
+    let report = doctor(&plain, &env).await;
+    report.assert_well_formed();
+    assert_eq!(
+        files_of(&tokens),
+        before,
+        "doctor without --sign-in changed the token store\n{}",
+        report.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_keeps_the_entry_that_a_start_reads_and_doctor_without_it_writes_nothing() {
     let fixture = HttpsFixture::start(&["--auth"], &[]).await;
     let home = tempfile::tempdir().unwrap();

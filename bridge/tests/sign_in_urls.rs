@@ -105,6 +105,35 @@ async fn a_registration_endpoint_of_plain_http_on_another_host_gets_no_request()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_endpoint_of_plain_http_on_another_host_is_refused_before_the_user_signs_in() {
+    let server = ScriptedOAuth::start().await;
+    server.serve_authorization_server(
+        json!({"token_endpoint": "http://token.mcp-bridge.test/token"}),
+    );
+    let proxy = RecordingProxy::refusing().await;
+    let (mut peer, _dir) = bridge_through(&server.mcp_url(), None, &proxy);
+    let refused = refused_initialize(&mut peer).await;
+    let detail = "the token endpoint (http://token.mcp-bridge.test) does not use https";
+    assert_eq!(refused["error"], sign_in_failed(detail), "{refused}");
+    // Refused before the authorization URL is written, so no one signs in for
+    // nothing.
+    assert!(
+        !peer
+            .stderr_lines()
+            .iter()
+            .any(|line| line.starts_with("mcp-bridge-vscode: sign in at ")),
+        "{:?}",
+        peer.stderr_lines()
+    );
+    assert_eq!(proxy.requests(), Vec::<String>::new(), "a request left");
+    assert!(
+        !server.seen().iter().any(|seen| seen.contains("register")),
+        "{:?}",
+        server.seen()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authorization_endpoint_that_carries_parameters_of_the_bridge_is_refused() {
     let server = ScriptedOAuth::start().await;
     let endpoint = format!(

@@ -493,3 +493,73 @@ fn an_index_that_does_not_parse_fails_logout_of_a_url_and_logout_all_still_clear
     let (_, listing) = secret_tool(&["search", "--all", "service", SERVICE]);
     assert!(!listing.contains("mcp-bridge-rs"), "{listing}");
 }
+
+/// Writes `value` over the item `username` of the bridge's service, as someone else
+/// would.
+fn write_item(username: &str, value: &[u8]) {
+    let mut child = Command::new("secret-tool")
+        .args([
+            "store", "--label", username, "service", SERVICE, "username", username,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(value).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// `logout ARGS` that must end within 30 seconds: its exit code and its stderr.
+fn logout_in_time(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
+        .arg("logout")
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // 600 looks 50 ms apart: real time on purpose, another process has to end.
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        #[allow(clippy::disallowed_methods)]
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        panic!("logout {args:?} did not end within 30 seconds");
+    }
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_item_that_names_billions_of_parts_is_not_the_bridges_and_logout_ends() {
+    if in_own_session("an_item_that_names_billions_of_parts_is_not_the_bridges_and_logout_ends") {
+        return;
+    }
+    let env = env_with(&[]);
+    let store = open(TokenStoreChoice::Keychain, None, &env).unwrap().store;
+    let (one, two) = ("https://127.0.0.1:9/mcp", "https://127.0.0.1:10/mcp");
+    store.save(&entry(one), &sign_in("a")).unwrap();
+    store.save(&entry(two), &sign_in("b")).unwrap();
+    let (_, listing) = secret_tool(&["search", "--all", "service", SERVICE]);
+    let names: Vec<&str> = listing
+        .lines()
+        .filter_map(|line| line.strip_prefix("attribute.username = entry/"))
+        .collect();
+    assert_eq!(names.len(), 2, "{listing}");
+    for hash in names {
+        write_item(&format!("entry/{hash}"), b"parts:4000000000");
+    }
+    // Each is an item that is not the bridge's: read as no sign-in, written over.
+    assert_eq!(store.load(&entry(one)), Ok(None));
+    store.save(&entry(one), &sign_in("c")).unwrap();
+    assert_eq!(store.load(&entry(one)), Ok(Some(sign_in("c"))));
+    let (code, stderr) = logout_in_time(&["--token-store", "keychain", "--all"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (_, listing) = secret_tool(&["search", "--all", "service", SERVICE]);
+    assert!(!listing.contains("mcp-bridge-rs"), "{listing}");
+}

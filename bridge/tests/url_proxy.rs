@@ -384,3 +384,49 @@ async fn q10_missing_proxy_credentials_fail_the_request_as_proxy_authorization_r
     )
     .await;
 }
+
+/// The fixture with a certificate that also names `names`: names under `localhost`
+/// that no hosts file lists.
+async fn fixture_named(names: &[&str]) -> (HttpsFixture, tempfile::TempDir) {
+    let tls = tempfile::tempdir().unwrap();
+    let fixtures = tls_fixtures::generate_for(names).unwrap();
+    tls_fixtures::files::write_to(tls.path(), &fixtures).unwrap();
+    let dir = tls.path().display().to_string();
+    (HttpsFixture::start(&["--tls-dir", &dir], &[]).await, tls)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q10_every_spelling_of_a_loopback_name_goes_around_the_proxy() {
+    // A trailing dot, upper case, a name under localhost: each is loopback by the
+    // URL rule, so each must be by the proxy's exceptions too.
+    let proxy = Tinyproxy::start().await;
+    let (fixture, _tls) = fixture_named(&["mcp.localhost"]).await;
+    let proxy_url = proxy.url(PROXY_PASSWORD);
+    for host in ["localhost.", "LOCALHOST", "mcp.localhost", "MCP.localhost."] {
+        let url = format!("https://{host}:{}/mcp", fixture.port);
+        let env = [
+            ("HTTPS_PROXY", proxy_url.as_str()),
+            ("ALL_PROXY", proxy_url.as_str()),
+        ];
+        let mut bridge = bridge_to(&url, &fixture.ca_file, &["--log-level", "debug"], &env);
+        initialize_and_echo(&mut bridge, host).await;
+        stop_without_leaking(&mut bridge).await;
+    }
+    assert_eq!(proxy.connect_lines(), Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_under_localhost_reaches_this_machine_without_the_system_resolver() {
+    // No hosts file lists this name, and no DNS server may answer for it: the bridge
+    // answers it itself with a loopback address (RFC 6761 §6.3).
+    let name = format!("mcp-bridge-{}.localhost", std::process::id());
+    let (fixture, _tls) = fixture_named(&[&name]).await;
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    assert!(!hosts.contains(&name), "{hosts}");
+    for host in [name.clone(), format!("{name}.")] {
+        let url = format!("https://{host}:{}/mcp", fixture.port);
+        let mut bridge = bridge_to(&url, &fixture.ca_file, &["--log-level", "debug"], &[]);
+        initialize_and_echo(&mut bridge, &host).await;
+        stop_without_leaking(&mut bridge).await;
+    }
+}

@@ -53,9 +53,12 @@ pub enum UnsafeUrl {
     EndpointParameter(&'static str),
     #[error("it has the parameter {0} more than once")]
     RepeatedParameter(&'static str),
+    #[error("its query has a semicolon, which a server may read as a separator of parameters")]
+    Semicolon,
 }
 
-/// The parameters that the bridge sets, each exactly once (`scope` at most once).
+/// The parameters that the bridge sets, each exactly once (`scope` at most once),
+/// compared without case: a server may read `REDIRECT_URI` as `redirect_uri`.
 const PARAMETERS: [&str; 8] = [
     "response_type",
     "client_id",
@@ -86,8 +89,9 @@ pub fn build(
                 _ => UnsafeUrl::Scheme,
             }
         })?;
+    check_separators(&url)?;
     for (name, _) in url.query_pairs() {
-        if let Some(parameter) = PARAMETERS.iter().find(|parameter| **parameter == name) {
+        if let Some(parameter) = parameter_of(&name) {
             return Err(UnsafeUrl::EndpointParameter(parameter));
         }
     }
@@ -115,24 +119,25 @@ pub fn build(
 pub fn check(text: &str, redirect_uri: &str) -> Result<(), UnsafeUrl> {
     check_text(text)?;
     let url = Url::parse(text).map_err(|_| UnsafeUrl::Scheme)?;
+    check_separators(&url)?;
     let mut seen = [0usize; PARAMETERS.len()];
     let mut state = false;
     let mut redirect = None;
     for (name, value) in url.query_pairs() {
-        let Some((index, parameter)) = PARAMETERS
-            .iter()
-            .enumerate()
-            .find(|(_, parameter)| **parameter == name)
-        else {
+        let Some(parameter) = parameter_of(&name) else {
             continue;
         };
-        if let Some(count) = seen.get_mut(index) {
+        if let Some(count) = PARAMETERS
+            .iter()
+            .position(|known| *known == parameter)
+            .and_then(|index| seen.get_mut(index))
+        {
             *count += 1;
             if *count > 1 {
                 return Err(UnsafeUrl::RepeatedParameter(parameter));
             }
         }
-        match name.as_ref() {
+        match parameter {
             "state" => state = !value.is_empty(),
             "redirect_uri" => redirect = Some(value.into_owned()),
             _ => {}
@@ -143,6 +148,25 @@ pub fn check(text: &str, redirect_uri: &str) -> Result<(), UnsafeUrl> {
     }
     if redirect.as_deref() != Some(redirect_uri) {
         return Err(UnsafeUrl::RedirectUri);
+    }
+    Ok(())
+}
+
+/// The parameter of the bridge that `name` names, in any case.
+fn parameter_of(name: &str) -> Option<&'static str> {
+    PARAMETERS
+        .iter()
+        .copied()
+        .find(|parameter| parameter.eq_ignore_ascii_case(name))
+}
+
+/// A query separated by `&` alone: some servers also split on `;` (the HTML 4
+/// recommendation), so `?t=1;redirect_uri=...` would carry a second redirect URI
+/// past a check that splits on `&`. The bridge's own values never have a bare `;`
+/// (it encodes them).
+fn check_separators(url: &Url) -> Result<(), UnsafeUrl> {
+    if url.query().is_some_and(|query| query.contains(';')) {
+        return Err(UnsafeUrl::Semicolon);
     }
     Ok(())
 }
@@ -304,6 +328,53 @@ mod tests {
                 "{endpoint}"
             );
         }
+    }
+
+    #[test]
+    fn an_endpoint_parameter_of_the_bridge_in_another_case_or_after_a_semicolon_is_refused() {
+        for parameter in ["REDIRECT_URI", "Client_Id", "STATE", "Scope"] {
+            let endpoint = format!("https://as.example.com/authorize?{parameter}=x");
+            let expected = parameter_of(parameter).unwrap();
+            assert_eq!(
+                build(&endpoint, &request(), &upstream()).err(),
+                Some(UnsafeUrl::EndpointParameter(expected)),
+                "{endpoint}"
+            );
+        }
+        for endpoint in [
+            "https://as.example.com/authorize?t=1;redirect_uri=http%3A%2F%2Fevil.example",
+            "https://as.example.com/authorize?t=1;x=2",
+            "https://as.example.com/authorize?;",
+        ] {
+            assert_eq!(
+                build(endpoint, &request(), &upstream()).err(),
+                Some(UnsafeUrl::Semicolon),
+                "{endpoint}"
+            );
+        }
+        // A semicolon in the path is no separator of the query.
+        assert!(
+            build(
+                "https://as.example.com/a;b/authorize",
+                &request(),
+                &upstream()
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            check(
+                "https://as.example.com/a?state=x&redirect_uri=http%3A%2F%2F127.0.0.1%3A41894%2Fcallback&REDIRECT_URI=http%3A%2F%2Fevil.example",
+                REDIRECT
+            ),
+            Err(UnsafeUrl::RepeatedParameter("redirect_uri"))
+        );
+        assert_eq!(
+            check(
+                "https://as.example.com/a?state=x;redirect_uri=y&redirect_uri=http%3A%2F%2F127.0.0.1%3A41894%2Fcallback",
+                REDIRECT
+            ),
+            Err(UnsafeUrl::Semicolon)
+        );
     }
 
     #[test]

@@ -159,20 +159,25 @@ pub async fn resolve(
     upstream: &Url,
 ) -> Result<Client, SignInError> {
     let redirect_uri = &redirect_uri(redirect_port);
-    let secret_in_body = takes_secret_only_in_body(server);
     match source(server, options, redirect_port, registered)? {
-        ClientSource::ClientIdOption => Ok(Client {
-            id: options.client_id.clone().unwrap_or_default(),
+        ClientSource::ClientIdOption => Ok(client_at(
+            server,
+            options.client_id.clone().unwrap_or_default(),
             // The secret goes only to the issuer of --client-issuer (the command
             // line refuses a secret without it).
-            secret: options
+            options
                 .client_issuer
                 .as_ref()
                 .and(options.client_secret.clone()),
-            secret_in_body,
-        }),
+        )),
         ClientSource::Registered => match registered {
-            Some(registered) => Ok(registered.client.clone()),
+            // How the secret goes is the server's choice of today, not of the
+            // sign-in that stored the client.
+            Some(registered) => Ok(client_at(
+                server,
+                registered.client.id.clone(),
+                registered.client.secret.clone(),
+            )),
             None => register(http, server, redirect_uri, upstream).await,
         },
         ClientSource::MetadataUrl => {
@@ -236,8 +241,20 @@ pub fn same_issuer(option: &Url, issuer: &str) -> bool {
     option.as_str().trim_end_matches('/') == issuer.trim_end_matches('/')
 }
 
+/// The client `id` with `secret` at `server`, its secret sent as the server takes
+/// it ([`takes_secret_only_in_body`]): the one choice of the code exchange and of
+/// the refresh, whatever the client's source (`--client-id`, a registration, the
+/// client of a stored sign-in).
+pub fn client_at(server: &AuthorizationServer, id: String, secret: Option<SecretString>) -> Client {
+    Client {
+        id,
+        secret,
+        secret_in_body: takes_secret_only_in_body(server),
+    }
+}
+
 /// The server takes a client secret only in the form body (`client_secret_post`).
-pub fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
+fn takes_secret_only_in_body(server: &AuthorizationServer) -> bool {
     server
         .token_endpoint_auth_methods_supported
         .as_ref()
@@ -332,11 +349,11 @@ async fn register(
             "the registration has no client_id".into(),
         ));
     }
-    Ok(Client {
-        id: registration.client_id,
-        secret: registration.client_secret,
-        secret_in_body: takes_secret_only_in_body(server),
-    })
+    Ok(client_at(
+        server,
+        registration.client_id,
+        registration.client_secret,
+    ))
 }
 
 #[cfg(test)]
@@ -518,5 +535,29 @@ mod tests {
             resolve_now(&server(None), &ClientOptions::default(), Some(&elsewhere)),
             Err(SignInError::NoClientRegistration)
         );
+    }
+
+    #[test]
+    fn a_stored_registered_client_sends_its_secret_as_the_server_takes_it() {
+        // The client that an earlier sign-in registered, with a secret, as the
+        // sign-in hands it over (without a choice of its own).
+        let confidential = Registered {
+            client: Client {
+                secret: Some("registered-secret".into()),
+                ..registered_at_the_server().client
+            },
+            ..registered_at_the_server()
+        };
+        let none = ClientOptions::default();
+        let post_only = server(Some(vec!["client_secret_post"]));
+        let client = resolve_now(&post_only, &none, Some(&confidential)).unwrap();
+        assert_eq!((client.id.as_str(), client.secret_in_body), ("dyn-1", true));
+        for methods in [
+            None,
+            Some(vec!["client_secret_basic", "client_secret_post"]),
+        ] {
+            let client = resolve_now(&server(methods), &none, Some(&confidential)).unwrap();
+            assert!(!client.secret_in_body);
+        }
     }
 }

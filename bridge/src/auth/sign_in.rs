@@ -202,11 +202,7 @@ impl Authorizer {
         let upstream = &self.settings.server_url;
         let server = discovery::authorization_server(&self.http, &stored.issuer, upstream).await?;
         let token_endpoint = endpoint(&server.token_endpoint, upstream)?;
-        let client = Client {
-            id: stored.client_id.clone(),
-            secret,
-            secret_in_body: client_id::takes_secret_only_in_body(&server),
-        };
+        let client = client_id::client_at(&server, stored.client_id.clone(), secret);
         match tokens::refresh(
             &self.http,
             &token_endpoint,
@@ -299,6 +295,10 @@ impl Authorizer {
             .unwrap_or_default();
         let upstream = &self.settings.server_url;
         let server = discovery::authorization_server(&self.http, &issuer, upstream).await?;
+        // Every endpoint passes the rule before the user signs in at the browser
+        // (the registration endpoint before the registration, in `resolve`): a
+        // sign-in that could not end must not ask the user for one.
+        let token_endpoint = endpoint(&server.token_endpoint, upstream)?;
         let redirect_uri = receiver::redirect_uri(self.settings.redirect_port);
         let registered = self.registered();
         let client = client_id::resolve(
@@ -385,10 +385,8 @@ impl Authorizer {
                 return Err(error);
             }
         };
-        let exchanged = match check_issuer(iss.as_deref(), &server)
-            .and_then(|()| endpoint(&server.token_endpoint, upstream))
-        {
-            Ok(token_endpoint) => tokio::select! {
+        let exchanged = match check_issuer(iss.as_deref(), &server) {
+            Ok(()) => tokio::select! {
                 tokens = tokens::exchange_code(
                     &self.http,
                     &token_endpoint,
@@ -425,7 +423,8 @@ impl Authorizer {
         }
     }
 
-    /// The client that an earlier sign-in registered, for the same issuer.
+    /// The client that an earlier sign-in registered, for the same issuer (how its
+    /// secret goes, [`client_id::resolve`] decides for the server).
     fn registered(&self) -> Option<Registered> {
         if self.settings.client.client_id.is_some() {
             return None;

@@ -145,6 +145,38 @@ mod tests {
     }
 
     #[test]
+    fn every_spelling_of_a_loopback_host_is_one_of_this_machine() {
+        use crate::net::url::{LOOPBACK_SPELLINGS, NOT_LOOPBACK};
+        let role = Role::TokenEndpoint;
+        for host in LOOPBACK_SPELLINGS {
+            let text = format!("http://{host}:9/token");
+            assert!(check(&text, role, &url(LOCAL)).is_ok(), "{text}");
+            assert!(
+                matches!(
+                    check(&text, role, &url(REMOTE)),
+                    Err(RefusedUrl::LoopbackHost(..))
+                ),
+                "{text}"
+            );
+            let upstream = url(&format!("http://{host}:8/mcp"));
+            assert!(
+                check(&text, role, &upstream).is_ok(),
+                "{text} for {upstream}"
+            );
+        }
+        for host in NOT_LOOPBACK.iter().filter(|host| **host != "0.0.0.0") {
+            let text = format!("http://{host}:9/token");
+            assert!(
+                matches!(
+                    check(&text, role, &url(LOCAL)),
+                    Err(RefusedUrl::NotHttps(..))
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn a_remote_upstream_may_not_name_a_host_of_this_machine() {
         let role = Role::AuthorizationServer;
         for local in [

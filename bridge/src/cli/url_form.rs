@@ -210,6 +210,23 @@ mod tests {
     }
 
     #[test]
+    fn plain_http_passes_for_every_spelling_of_a_loopback_host_only() {
+        use crate::net::url::{LOOPBACK_SPELLINGS, NOT_LOOPBACK};
+        for host in LOOPBACK_SPELLINGS {
+            let text = format!("http://{host}:8/mcp");
+            assert!(check_url(&text).is_ok(), "{text}");
+        }
+        for host in NOT_LOOPBACK {
+            let text = format!("http://{host}:8/mcp");
+            assert_eq!(
+                check_url(&text),
+                Err(CliError::UrlHttpNotLoopback),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn headers_that_the_connection_or_the_revision_set_are_refused() {
         for name in [
             "Host",

@@ -80,7 +80,12 @@ pub async fn check(
     }
     // The store, as the start of the bridge opens it.
     let mark = context.lines.mark();
-    let opened = match crate::run::token_store(context.config) {
+    let access = if context.sign_in {
+        crate::auth::store::Access::ReadWrite
+    } else {
+        crate::auth::store::Access::ReadOnly
+    };
+    let opened = match crate::run::token_store_for(context.config, access) {
         Ok(Some(opened)) => opened,
         Ok(None) => return plan,
         Err(_) => {

@@ -1,9 +1,11 @@
 //! The HTTP client of the URL form: rustls with the system's CA certificates and
 //! those of `--ca-file` (the file's first: [`FileRootsFirst`]), HTTP/2 where the
-//! server offers it, and the proxy of the environment by the contract's rules (Q10).
+//! server offers it, the proxy of the environment by the contract's rules (Q10), and
+//! loopback names answered without a DNS server ([`super::resolve`]).
 
+use super::resolve::LoopbackNamesHere;
 use super::trust::FileRootsFirst;
-use super::url::LOOPBACK_NO_PROXY;
+use super::url::is_loopback;
 use rustls::client::danger::ServerCertVerifier;
 use rustls_pki_types::CertificateDer;
 use std::sync::Arc;
@@ -83,6 +85,8 @@ pub fn builder(
         // A redirect of an MCP request could carry its headers to another host.
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(CONNECT_TIMEOUT)
+        // A loopback name never reaches a DNS server (RFC 6761 §6.3).
+        .dns_resolver(LoopbackNamesHere)
         .user_agent(concat!("mcp-bridge-vscode/", env!("CARGO_PKG_VERSION")));
     if let Some(proxy) = &proxies.proxy {
         builder = builder.proxy(proxy_of(proxy, proxies.no_proxy.as_deref())?);
@@ -101,34 +105,60 @@ fn proxy_of(proxy: &str, no_proxy: Option<&str>) -> Result<reqwest::Proxy, Confi
             url.scheme()
         )));
     }
-    let proxy = reqwest::Proxy::all(url)
+    // Checked here, where the error can say so: a custom proxy takes any URL.
+    reqwest::Proxy::all(url.clone())
         .map_err(|_| ConfigurationError("the proxy variable is not valid".into()))?;
-    Ok(proxy.no_proxy(reqwest::NoProxy::from_string(&exceptions(no_proxy))))
+    let route = ProxyRoute::new(url, no_proxy);
+    Ok(reqwest::Proxy::custom(move |target| {
+        route.proxy_for(target)
+    }))
 }
 
-/// The hosts without a proxy: those of `NO_PROXY`, and the loopback hosts always.
-fn exceptions(no_proxy: Option<&str>) -> String {
-    match no_proxy {
-        Some(list) => format!("{list},{LOOPBACK_NO_PROXY}"),
-        None => LOOPBACK_NO_PROXY.to_owned(),
+/// Which requests go through the proxy: every one but those to a loopback host (by
+/// [`is_loopback`], the one definition of the URL rule and of the sign-in, whatever
+/// its spelling: `localhost.`, `X.LOCALHOST`, `127.0.0.2`) and those that `NO_PROXY`
+/// exempts. The client and [`uses_proxy`] ask the same route.
+struct ProxyRoute {
+    proxy: url::Url,
+    /// A matcher of the proxy and `NO_PROXY` alone: hyper-util's, as reqwest builds
+    /// it for a proxy of the environment.
+    no_proxy: hyper_util::client::proxy::matcher::Matcher,
+}
+
+impl ProxyRoute {
+    fn new(proxy: url::Url, no_proxy: Option<&str>) -> Self {
+        let matcher = hyper_util::client::proxy::matcher::Matcher::builder()
+            .all(proxy.to_string())
+            .no(no_proxy.unwrap_or_default().to_owned())
+            .build();
+        Self {
+            proxy,
+            no_proxy: matcher,
+        }
+    }
+
+    /// The proxy for a request to `target`; `None` for a direct connection.
+    fn proxy_for(&self, target: &url::Url) -> Option<url::Url> {
+        if is_loopback(target) {
+            return None;
+        }
+        let uri = target.as_str().parse::<http::Uri>().ok()?;
+        self.no_proxy.intercept(&uri)?;
+        Some(self.proxy.clone())
     }
 }
 
-/// Whether a request to `url` goes through the proxy of `proxies`: the matcher of
-/// the HTTP client itself (hyper-util's, which reqwest builds from the same proxy
-/// and the same exceptions), so that the answer is the client's.
+/// Whether a request to `url` goes through the proxy of `proxies`: the route of the
+/// client itself ([`ProxyRoute`]), so that the answer is the client's.
 pub fn uses_proxy(proxies: &ProxyEnvironment, url: &url::Url) -> bool {
     let Some(proxy) = &proxies.proxy else {
         return false;
     };
-    let Ok(uri) = url.as_str().parse::<http::Uri>() else {
+    let Ok(proxy) = url::Url::parse(proxy) else {
         return false;
     };
-    hyper_util::client::proxy::matcher::Matcher::builder()
-        .all(proxy.clone())
-        .no(exceptions(proxies.no_proxy.as_deref()))
-        .build()
-        .intercept(&uri)
+    ProxyRoute::new(proxy, proxies.no_proxy.as_deref())
+        .proxy_for(url)
         .is_some()
 }
 
@@ -160,6 +190,7 @@ pub const PROXY_REFUSED: &str = " (the proxy refused the connection to the upstr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::url::{LOOPBACK_SPELLINGS, NOT_LOOPBACK};
 
     #[test]
     fn a_proxy_that_is_not_an_http_url_is_a_configuration_error() {
@@ -197,11 +228,18 @@ mod tests {
             "https://intranet.example/mcp",
             "https://tools.intranet.example/mcp",
             "https://10.1.2.3/mcp",
-            "http://127.0.0.1:3000/mcp",
-            "http://localhost:3000/mcp",
-            "http://[::1]:3000/mcp",
         ] {
             assert!(!uses_proxy(&environment, &url(exempt)), "{exempt}");
+        }
+        for host in LOOPBACK_SPELLINGS {
+            for scheme in ["http", "https"] {
+                let exempt = format!("{scheme}://{host}:3000/mcp");
+                assert!(!uses_proxy(&environment, &url(&exempt)), "{exempt}");
+            }
+        }
+        for host in NOT_LOOPBACK {
+            let proxied = format!("https://{host}:3000/mcp");
+            assert!(uses_proxy(&environment, &url(&proxied)), "{proxied}");
         }
         assert!(!uses_proxy(
             &ProxyEnvironment::default(),

@@ -7,10 +7,13 @@
 //! # Layout
 //!
 //! - [`client`]: [`client::build`] and the proxy variables;
+//! - [`resolve`]: `localhost` and the names under it answered here, with loopback
+//!   addresses; the system's resolver for the rest;
 //! - [`trust`]: the CA certificates of `--ca-file` first, the system's when needed;
 //! - [`url`]: loopback hosts, and the URLs that may leave the bridge.
 
 pub mod client;
+pub mod resolve;
 pub mod trust;
 pub mod url;
 

@@ -5,20 +5,30 @@
 
 use url::{Host, Url};
 
-/// `localhost`, a name that ends in `.localhost` (a trailing dot included),
-/// 127.0.0.0/8, `[::1]`, and 127.0.0.0/8 as an IPv4-mapped IPv6 address.
+/// `localhost`, a name that ends in `.localhost` (each with one trailing dot or
+/// none, in any case), 127.0.0.0/8, `[::1]`, and 127.0.0.0/8 as an IPv4-mapped
+/// IPv6 address. The URL rule of the upstream, the rule of the sign-in's URLs and
+/// the proxy's exceptions all ask this one function.
 pub fn is_loopback_host(host: &Host<&str>) -> bool {
     match host {
-        Host::Domain(domain) => {
-            let domain = domain.to_ascii_lowercase();
-            let domain = domain.trim_end_matches('.');
-            domain == "localhost" || domain.ends_with(".localhost")
-        }
+        Host::Domain(domain) => is_loopback_name(domain),
         Host::Ipv4(address) => address.is_loopback(),
         Host::Ipv6(address) => {
             address.is_loopback() || address.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
     }
+}
+
+/// `localhost` or a name under it (RFC 6761 §6.3), with one trailing dot or none,
+/// in any case: the names that the bridge answers itself with loopback addresses
+/// and never asks a resolver for.
+pub fn is_loopback_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = name.strip_suffix('.').unwrap_or(&name);
+    name == "localhost"
+        || name
+            .strip_suffix(".localhost")
+            .is_some_and(|labels| labels.split('.').all(|label| !label.is_empty()))
 }
 
 /// Whether the host of `url` is a loopback host.
@@ -54,9 +64,38 @@ pub fn url_is_safe(text: &str) -> bool {
     url.username().is_empty() && url.password().is_none() && is_https_or_loopback_http(&url)
 }
 
-/// The hosts that never use a proxy, whatever `NO_PROXY` says (Q10), in the form of
-/// `NO_PROXY`: the loopback hosts of [`is_loopback_host`].
-pub const LOOPBACK_NO_PROXY: &str = "localhost,.localhost,127.0.0.0/8,::1,::ffff:127.0.0.0/104";
+/// Every spelling of a loopback host that a URL may have, for the tests of each
+/// rule that asks [`is_loopback_host`]: the upstream's URL, the sign-in's URLs and
+/// the proxy's exceptions.
+#[cfg(test)]
+pub(crate) const LOOPBACK_SPELLINGS: [&str; 14] = [
+    "localhost",
+    "localhost.",
+    "LOCALHOST",
+    "LocalHost.",
+    "mcp.localhost",
+    "mcp.localhost.",
+    "X.LOCALHOST",
+    "a.b.localhost.",
+    "127.0.0.1",
+    "127.9.9.9",
+    "127.1",
+    "[::1]",
+    "[0:0:0:0:0:0:0:1]",
+    "[::ffff:127.0.0.1]",
+];
+
+/// Hosts that look like a loopback host, and are not.
+#[cfg(test)]
+pub(crate) const NOT_LOOPBACK: [&str; 7] = [
+    "localhost.example",
+    "localhost..",
+    "notlocalhost",
+    "128.0.0.1",
+    "[::2]",
+    "[::ffff:10.0.0.1]",
+    "0.0.0.0",
+];
 
 #[cfg(test)]
 mod tests {
@@ -64,26 +103,17 @@ mod tests {
 
     #[test]
     fn loopback_hosts_are_the_names_and_addresses_of_this_machine_only() {
-        for url in [
-            "http://localhost/",
-            "http://LOCALHOST./",
-            "http://a.localhost:8/",
-            "http://127.0.0.1/",
-            "http://127.9.9.9/",
-            "http://[::1]/",
-            "http://[::ffff:127.0.0.1]/",
-        ] {
-            assert!(is_loopback(&Url::parse(url).unwrap()), "{url}");
+        for host in LOOPBACK_SPELLINGS {
+            let url = format!("http://{host}:8/");
+            assert!(is_loopback(&Url::parse(&url).unwrap()), "{url}");
         }
-        for url in [
-            "http://localhost.example/",
-            "http://128.0.0.1/",
-            "http://[::2]/",
-            "http://[::ffff:10.0.0.1]/",
-            "http://0.0.0.0/",
-            "file:///etc/hosts",
-        ] {
-            assert!(!is_loopback(&Url::parse(url).unwrap()), "{url}");
+        for host in NOT_LOOPBACK {
+            let url = format!("http://{host}/");
+            assert!(!is_loopback(&Url::parse(&url).unwrap()), "{url}");
+        }
+        assert!(!is_loopback(&Url::parse("file:///etc/hosts").unwrap()));
+        for name in [".localhost", "a..localhost", "localhost..", ""] {
+            assert!(!is_loopback_name(name), "{name}");
         }
     }
 

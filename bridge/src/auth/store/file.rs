@@ -57,10 +57,18 @@ const KEY_CHECK_DOMAIN: &[u8] = b"mcp-bridge-rs/token-key-check/1\0";
 const KEY_CHECK_TEXT: &[u8] = b"the key of this token directory";
 const IDENTITY_DOMAIN: &[u8] = b"mcp-bridge-rs/token-entry/identity/1\0";
 const SIGN_IN_DOMAIN: &[u8] = b"mcp-bridge-rs/token-entry/sign-in/1\0";
+/// The most that a file of the store holds: an entry of at most 16 MiB (the
+/// answers of a token endpoint and of a registration, 1 MiB each, as JSON) with its
+/// identity, nonces and tags. A longer file is none that the store wrote.
+const MAX_FILE_BYTES: u64 = 17 * 1024 * 1024;
+/// What the name of a moved entry file adds to the name of the entry.
+const DAMAGED: &str = ".damaged-";
 
 pub struct FileStore {
     dir: PathBuf,
     key: TokenKey,
+    /// Opened by [`FileStore::open_to_read`]: nothing in the directory changes.
+    read_only: bool,
 }
 
 impl std::fmt::Debug for FileStore {
@@ -101,9 +109,35 @@ impl FileStore {
         let store = Self {
             dir: dir.to_path_buf(),
             key,
+            read_only: false,
         };
         store.check_key()?;
         Ok(store)
+    }
+
+    /// Opens the store in `dir` to read it only (`doctor` without `--sign-in`): the
+    /// directory is neither made nor changed, no key check is written, and a file
+    /// that does not open stays where it is (with the warning); a write is an
+    /// error. A directory that is not there is an empty store.
+    pub fn open_to_read(dir: &Path, key: TokenKey) -> Result<Self, String> {
+        let store = Self {
+            dir: dir.to_path_buf(),
+            key,
+            read_only: true,
+        };
+        store.check_key()?;
+        Ok(store)
+    }
+
+    /// The error of a write to a store opened to read only.
+    fn writable(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::Failed(format!(
+                "the token directory {} is open to read only",
+                self.dir.display()
+            )));
+        }
+        Ok(())
     }
 
     fn wrong_key(&self) -> String {
@@ -132,6 +166,9 @@ impl FileStore {
         });
         if !opens_one {
             return Err(self.wrong_key());
+        }
+        if self.read_only {
+            return Ok(());
         }
         self.ensure_key_check().map_err(|error| error.to_string())
     }
@@ -288,15 +325,83 @@ impl FileStore {
         Ok(StoredEntry { key, sign_in })
     }
 
+    /// The bytes of the file at `path`, a regular file of at most
+    /// [`MAX_FILE_BYTES`]: a symbolic link, a FIFO or a device (`/dev/zero`) is
+    /// never opened, as its read could hang or never end.
     fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
-        match fs::read(path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(StoreError::Failed(format!(
-                "cannot read the token file {}: {error}",
+        let failed = |why: String| {
+            StoreError::Failed(format!(
+                "cannot read the token file {}: {why}",
                 path.display()
-            ))),
+            ))
+        };
+        match fs::symlink_metadata(path) {
+            Ok(metadata) if !metadata.file_type().is_file() => {
+                return Err(failed("it is not a regular file".into()));
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(failed(error.to_string())),
         }
+        let file = match fs::File::open(path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(failed(error.to_string())),
+        };
+        // The file opened may not be the one looked at: its own metadata decides.
+        let regular = file.metadata().map_err(|error| failed(error.to_string()))?;
+        if !regular.is_file() {
+            return Err(failed("it is not a regular file".into()));
+        }
+        if regular.len() > MAX_FILE_BYTES {
+            return Err(failed("it is longer than 17 MiB".into()));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(|error| failed(error.to_string()))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(failed("it is longer than 17 MiB".into()));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Deletes the copies of the entry file `path` that were moved aside
+    /// (`<name>.damaged-<random>`): they are of the same entry, and a logout of it
+    /// leaves nothing of it behind.
+    fn delete_damaged_copies(&self, path: &Path) -> Result<(), StoreError> {
+        let Some(name) = path.file_name().map(|name| name.to_string_lossy()) else {
+            return Ok(());
+        };
+        let prefix = format!("{name}{DAMAGED}");
+        let listing = match fs::read_dir(&self.dir) {
+            Ok(listing) => listing,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => {
+                return Err(StoreError::Failed(format!(
+                    "cannot list the token directory {}: {error}",
+                    self.dir.display()
+                )));
+            }
+        };
+        for item in listing.flatten() {
+            if !item.file_name().to_string_lossy().starts_with(&prefix) {
+                continue;
+            }
+            match fs::remove_file(item.path()) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(StoreError::Failed(format!(
+                        "cannot delete the token file {}: {error}",
+                        item.path().display()
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn warn_unreadable(&self, path: &Path, why: &Unreadable) {
@@ -309,6 +414,10 @@ impl FileStore {
     /// Moves an entry file that does not open out of the way of the next write,
     /// with the warning that says where.
     fn move_aside(&self, path: &Path, why: &Unreadable) {
+        if self.read_only {
+            self.warn_unreadable(path, why);
+            return;
+        }
         let mut suffix = [0u8; 8];
         let aside = getrandom::fill(&mut suffix).ok().map(|()| {
             let name = path
@@ -316,7 +425,7 @@ impl FileStore {
                 .map(|name| name.to_string_lossy().into_owned())
                 .unwrap_or_default();
             self.dir.join(format!(
-                "{name}.damaged-{:016x}",
+                "{name}{DAMAGED}{:016x}",
                 u64::from_le_bytes(suffix)
             ))
         });
@@ -411,7 +520,13 @@ impl TokenStore for FileStore {
     /// Writes the entry (and the key check with the first one); an entry file
     /// there that does not open is moved aside first, never written over.
     fn save(&self, key: &EntryKey, sign_in: &StoredSignIn) -> Result<(), StoreError> {
+        self.writable()?;
         let bytes = self.seal(key, sign_in)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(StoreError::Failed(
+                "the sign-in is longer than a token file holds (17 MiB)".into(),
+            ));
+        }
         make_private_dir(&self.dir).map_err(|error| {
             StoreError::Failed(format!(
                 "cannot use the token directory {}: {error}",
@@ -435,14 +550,21 @@ impl TokenStore for FileStore {
         })
     }
 
+    /// Deletes the entry file and the copies of it that were moved aside; `true`
+    /// when there was an entry file.
     fn delete(&self, key: &EntryKey) -> Result<bool, StoreError> {
+        self.writable()?;
         let path = self.path_of(key);
+        self.delete_damaged_copies(&path)?;
         match fs::remove_file(&path) {
             Ok(()) => {
                 sync_dir(&self.dir);
                 Ok(true)
             }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                sync_dir(&self.dir);
+                Ok(false)
+            }
             Err(error) => Err(StoreError::Failed(format!(
                 "cannot delete the token file {}: {error}",
                 path.display()
@@ -469,6 +591,7 @@ impl TokenStore for FileStore {
 
     /// Every entry file, also those that do not open with this key.
     fn delete_all(&self) -> Result<usize, StoreError> {
+        self.writable()?;
         let mut deleted = 0;
         for (_, path) in self.entry_files()? {
             match fs::remove_file(&path) {
@@ -610,6 +733,132 @@ mod tests {
         assert!(store.read(dir.path()).is_err());
     }
 
+    /// A read that could hang (a FIFO without a writer) or never end (`/dev/zero`)
+    /// is refused before the open; so is a file longer than the store writes.
+    #[cfg(unix)]
+    #[test]
+    fn only_a_regular_file_of_at_most_17_mib_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let entry = entry("https://mcp.example/mcp");
+        let path = store.path_of(&entry);
+        let not_regular = format!(
+            "cannot read the token file {}: it is not a regular file",
+            path.display()
+        );
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert_eq!(
+            store.load(&entry),
+            Err(StoreError::Failed(not_regular.clone()))
+        );
+        fs::remove_file(&path).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        assert_eq!(
+            store.load(&entry),
+            Err(StoreError::Failed(not_regular.clone()))
+        );
+        assert!(store.save(&entry, &sign_in("tok")).is_err());
+        fs::remove_file(&path).unwrap();
+        // A link to a regular file is no regular file of the directory either.
+        let elsewhere = dir.path().join("elsewhere");
+        fs::write(&elsewhere, b"MBT1").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        assert_eq!(store.load(&entry), Err(StoreError::Failed(not_regular)));
+        fs::remove_file(&path).unwrap();
+        let long = fs::File::create(&path).unwrap();
+        long.set_len(MAX_FILE_BYTES + 1).unwrap();
+        assert_eq!(
+            store.load(&entry),
+            Err(StoreError::Failed(format!(
+                "cannot read the token file {}: it is longer than 17 MiB",
+                path.display()
+            )))
+        );
+        // The key check is read the same way.
+        let check = dir.path().join(KEY_CHECK);
+        fs::remove_file(&path).unwrap();
+        if check.exists() {
+            fs::remove_file(&check).unwrap();
+        }
+        std::os::unix::fs::symlink("/dev/zero", &check).unwrap();
+        assert!(FileStore::open(dir.path(), key()).is_err());
+    }
+
+    #[test]
+    fn a_store_opened_to_read_changes_nothing_and_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("tokens");
+        let reader = FileStore::open_to_read(&tokens, key()).unwrap();
+        assert_eq!(reader.keys(), Ok(vec![]));
+        assert!(!tokens.exists());
+        let entry = entry("https://mcp.example/mcp");
+        assert!(reader.save(&entry, &sign_in("a")).is_err());
+        assert!(reader.delete(&entry).is_err());
+        assert!(reader.delete_all().is_err());
+        assert!(!tokens.exists());
+        let writer = FileStore::open(&tokens, key()).unwrap();
+        writer.save(&entry, &sign_in("a")).unwrap();
+        let path = writer.path_of(&entry);
+        let mut bytes = fs::read(&path).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        fs::remove_file(tokens.join(KEY_CHECK)).unwrap();
+        let reader = FileStore::open_to_read(&tokens, key()).unwrap();
+        assert_eq!(reader.load(&entry), Ok(None));
+        assert_eq!(fs::read(&path).unwrap(), bytes, "the file stays");
+        assert!(!tokens.join(KEY_CHECK).exists());
+        assert!(
+            FileStore::open_to_read(&tokens, TokenKey::from_hex(&"cd".repeat(32)).unwrap())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn deleting_an_entry_deletes_its_damaged_copies_and_no_other_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::open(dir.path(), key()).unwrap();
+        let (mine, other) = (
+            entry("https://a.example/mcp"),
+            entry("https://b.example/mcp"),
+        );
+        store.save(&mine, &sign_in("a")).unwrap();
+        store.save(&other, &sign_in("b")).unwrap();
+        // A copy that did not open and was moved aside, twice, for each entry.
+        for entry in [&mine, &other] {
+            let path = store.path_of(entry);
+            for n in 0..2 {
+                let copy = format!("{}{DAMAGED}{n:016x}", path.display());
+                fs::write(copy, b"damaged").unwrap();
+            }
+        }
+        let names = || -> Vec<String> {
+            let mut names: Vec<String> = fs::read_dir(dir.path())
+                .unwrap()
+                .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(store.delete(&mine), Ok(true));
+        let mine_name = store.path_of(&mine);
+        let mine_name = mine_name.file_name().unwrap().to_string_lossy();
+        assert!(
+            names().iter().all(|name| !name.starts_with(&*mine_name)),
+            "{:?}",
+            names()
+        );
+        assert_eq!(names().len(), 4, "{:?}", names()); // key-check, the other and its 2 copies
+        // With the entry gone, its copies still go.
+        let other_path = store.path_of(&other);
+        fs::remove_file(&other_path).unwrap();
+        assert_eq!(store.delete(&other), Ok(false));
+        assert_eq!(names(), vec![KEY_CHECK.to_owned()]);
+    }
+
     /// A logout that could not delete the file must not say that there was no
     /// sign-in: the sign-in is still there.
     #[test]
@@ -684,6 +933,7 @@ mod tests {
         let store = FileStore {
             dir: not_a_directory.clone(),
             key: key(),
+            read_only: false,
         };
         let Err(StoreError::Failed(error)) = store.keys() else {
             panic!("a listing that failed must not be an empty store");
@@ -698,6 +948,7 @@ mod tests {
         let absent = FileStore {
             dir: dir.path().join("absent"),
             key: key(),
+            read_only: false,
         };
         assert_eq!(absent.keys(), Ok(vec![]));
     }

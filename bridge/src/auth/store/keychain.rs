@@ -26,6 +26,9 @@ use zeroize::Zeroizing;
 /// The name of the index item.
 const INDEX: &str = "index";
 const PARTS: &str = "parts:";
+/// The largest value that the store writes: an entry holds at most the answers of
+/// a token endpoint and of a registration (1 MiB each), escaped as JSON.
+const MAX_VALUE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The items of one keychain service: a name and a value.
 pub trait KeychainBackend: Send + Sync + std::fmt::Debug {
@@ -91,13 +94,28 @@ impl KeychainStore {
         format!("entry/{}", super::identity_hash(key))
     }
 
+    /// The number of parts that `value` names: 0 for a value in one item, and 0
+    /// too for a count that the store never writes (more parts than
+    /// [`MAX_VALUE_BYTES`] needs, or any parts where the keychain has no limit).
+    /// Such a value is read as it is, as the value of an item that is not the
+    /// bridge's (not the JSON of an entry, an index that does not parse), and no
+    /// loop over its parts runs.
+    fn parts_of(&self, value: &[u8]) -> usize {
+        let most = self
+            .backend
+            .part_limit()
+            .map_or(0, |limit| MAX_VALUE_BYTES.div_ceil(limit.max(1)));
+        parts_of(value).filter(|count| *count <= most).unwrap_or(0)
+    }
+
     fn read_value(&self, name: &str) -> Result<Option<Zeroizing<Vec<u8>>>, StoreError> {
         let Some(value) = self.backend.get(name)? else {
             return Ok(None);
         };
-        let Some(count) = parts_of(&value) else {
+        let count = self.parts_of(&value);
+        if count == 0 {
             return Ok(Some(value));
-        };
+        }
         let mut whole = Zeroizing::new(Vec::new());
         for part in 1..=count {
             match self.backend.get(&format!("{name}/{part}"))? {
@@ -112,11 +130,15 @@ impl KeychainStore {
     }
 
     fn write_value(&self, name: &str, value: &[u8]) -> Result<(), StoreError> {
-        let old_parts = self
-            .backend
-            .get(name)?
-            .and_then(|old| parts_of(&old))
-            .unwrap_or(0);
+        if value.len() > MAX_VALUE_BYTES {
+            return Err(StoreError::Failed(format!(
+                "the keychain item {name} would be longer than 16 MiB, the most that the bridge writes"
+            )));
+        }
+        let old_parts = match self.backend.get(name)? {
+            Some(old) => self.parts_of(&old),
+            None => 0,
+        };
         let count = match self.backend.part_limit() {
             Some(limit) if value.len() > limit => {
                 let parts: Vec<&[u8]> = value.chunks(limit.max(1)).collect();
@@ -142,7 +164,7 @@ impl KeychainStore {
         let Some(value) = self.backend.get(name)? else {
             return Ok(false);
         };
-        for part in 1..=parts_of(&value).unwrap_or(0) {
+        for part in 1..=self.parts_of(&value) {
             self.backend.delete(&format!("{name}/{part}"))?;
         }
         self.backend.delete(name)
@@ -288,11 +310,25 @@ mod tests {
         items: std::sync::Arc<Mutex<BTreeMap<String, Vec<u8>>>>,
         part_limit: Option<usize>,
         lists_its_service: bool,
+        /// The calls so far: a store that loops over items fails the test in
+        /// place of hanging it.
+        calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     }
+
+    /// More calls than any test here needs.
+    const MOST_CALLS: usize = 1_000_000;
 
     impl InMemory {
         fn items(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Vec<u8>>> {
+            let calls = self
+                .calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            assert!(calls < MOST_CALLS, "the store loops over the keychain");
             self.items.lock().unwrap()
+        }
+
+        fn calls(&self) -> usize {
+            self.calls.load(std::sync::atomic::Ordering::Relaxed)
         }
     }
 
@@ -411,6 +447,76 @@ mod tests {
         store.save(&key_of(1), &small_sign_in()).unwrap();
         assert_eq!(store.delete_all(), Ok(1));
         assert!(items.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_item_that_names_more_parts_than_the_store_writes_is_not_the_bridges() {
+        for part_limit in [None, Some(2560)] {
+            let backend = InMemory {
+                part_limit,
+                lists_its_service: true,
+                ..InMemory::default()
+            };
+            let store = KeychainStore::new(Box::new(backend.clone()));
+            let key = key_of(1);
+            let name = KeychainStore::entry_name(&key);
+            store.save(&key, &small_sign_in()).unwrap();
+            let huge = format!("{PARTS}{}", usize::MAX).into_bytes();
+            backend.items().insert(name.clone(), huge.clone());
+            let before = backend.calls();
+            // Read as what it is: no entry.
+            assert_eq!(store.load(&key), Ok(None));
+            // Written over, with no delete of parts that were never written.
+            store.save(&key, &small_sign_in()).unwrap();
+            assert_eq!(store.load(&key), Ok(Some(small_sign_in())));
+            backend
+                .items()
+                .insert(name.clone(), b"parts:4000000000".to_vec());
+            assert_eq!(store.delete(&key), Ok(true));
+            store.save(&key, &small_sign_in()).unwrap();
+            backend.items().insert(name.clone(), huge.clone());
+            backend.items().insert(INDEX.into(), huge);
+            assert_eq!(store.keys(), Err(invalid_index()));
+            assert_eq!(store.delete_all(), Ok(1));
+            assert!(backend.calls() - before < 100, "{}", backend.calls());
+        }
+        // The most parts that a value of 16 MiB needs still count as parts.
+        let backend = InMemory {
+            part_limit: Some(MAX_VALUE_BYTES / 4),
+            ..InMemory::default()
+        };
+        let store = KeychainStore::new(Box::new(backend.clone()));
+        for n in 1..=4 {
+            backend
+                .items()
+                .insert(format!("x/{n}"), format!("{n}").into_bytes());
+        }
+        backend.items().insert("x".into(), b"parts:4".to_vec());
+        assert_eq!(
+            store.read_value("x").unwrap().map(|v| v.to_vec()),
+            Some(b"1234".to_vec())
+        );
+        backend.items().insert("x".into(), b"parts:5".to_vec());
+        assert_eq!(
+            store.read_value("x").unwrap().map(|v| v.to_vec()),
+            Some(b"parts:5".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_value_longer_than_the_store_writes_is_refused() {
+        let backend = InMemory::default();
+        let store = KeychainStore::new(Box::new(backend.clone()));
+        let sign_in = StoredSignIn {
+            access_token: "a".repeat(MAX_VALUE_BYTES).into(),
+            ..small_sign_in()
+        };
+        let refused = store.save(&key_of(1), &sign_in).unwrap_err().to_string();
+        assert!(
+            refused.ends_with("would be longer than 16 MiB, the most that the bridge writes"),
+            "{refused}"
+        );
+        assert!(backend.items().is_empty());
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub use key::{TokenKey, token_directory, token_key};
 pub use keychain::{KeychainBackend, KeychainStore};
 pub use keychain_native::{NativeKeychain, SERVICE};
 pub use memory::MemoryStore;
-pub use open::{OpenError, OpenedStore, open, open_with};
+pub use open::{Access, OpenError, OpenedStore, open, open_for, open_with, open_with_access};
 
 use super::secret_string::SecretString;
 use serde::{Deserialize, Serialize};

@@ -76,6 +76,29 @@ fn file_line(dir: &Path) -> TokenStoreInfo {
     }
 }
 
+/// What the opener of a store does with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A start of the bridge, `logout`, `doctor --sign-in`.
+    ReadWrite,
+    /// `doctor` without `--sign-in`: a diagnostic reads and changes nothing (no
+    /// directory made, no key check written, no file moved aside).
+    ReadOnly,
+}
+
+/// Opens the store of `choice` with the keychain of the host, for `access`.
+pub fn open_for(
+    access: Access,
+    choice: TokenStoreChoice,
+    key_file: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<OpenedStore, OpenError> {
+    open_with_access(access, choice, key_file, env, &|has_display| {
+        NativeKeychain::connect(has_display)
+            .map(|keychain| Box::new(keychain) as Box<dyn KeychainBackend>)
+    })
+}
+
 /// Opens the store of `choice` with the keychain of the host.
 pub fn open(
     choice: TokenStoreChoice,
@@ -90,6 +113,17 @@ pub fn open(
 
 /// [`open`] with another keychain (`has_display` → the backend).
 pub fn open_with(
+    choice: TokenStoreChoice,
+    key_file: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    keychain: &dyn Fn(bool) -> Result<Box<dyn KeychainBackend>, StoreError>,
+) -> Result<OpenedStore, OpenError> {
+    open_with_access(Access::ReadWrite, choice, key_file, env, keychain)
+}
+
+/// [`open_for`] with another keychain (`has_display` → the backend).
+pub fn open_with_access(
+    access: Access,
     choice: TokenStoreChoice,
     key_file: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
@@ -119,7 +153,7 @@ pub fn open_with(
         TokenStoreChoice::File => {
             let dir = token_dir.ok_or(OpenError::NoTokenDirectory)?;
             let key = token_key(key_file, Some(&dir), env)?.ok_or(OpenError::KeyMissing)?;
-            let store = FileStore::open(&dir, key).map_err(OpenError::FileStore)?;
+            let store = open_files(access, &dir, key).map_err(OpenError::FileStore)?;
             Ok(OpenedStore {
                 store: Arc::new(store),
                 line: file_line(&dir),
@@ -129,13 +163,14 @@ pub fn open_with(
             let key = token_key(key_file, token_dir.as_deref(), env)?;
             match open_keychain() {
                 Ok(keychain) => {
-                    let next = next_store(token_dir, key);
+                    let next = next_store(access, token_dir, key);
                     Ok(OpenedStore {
                         store: Arc::new(KeychainFallback::new(keychain, next)),
                         line: keychain_line(),
                     })
                 }
                 Err(no_keychain) => Ok(auto_without_keychain(
+                    access,
                     &no_keychain.to_string(),
                     token_dir,
                     key,
@@ -145,14 +180,23 @@ pub fn open_with(
     }
 }
 
+/// The file store in `dir`, for `access`.
+fn open_files(access: Access, dir: &Path, key: TokenKey) -> Result<FileStore, String> {
+    match access {
+        Access::ReadWrite => FileStore::open(dir, key),
+        Access::ReadOnly => FileStore::open_to_read(dir, key),
+    }
+}
+
 /// `auto` when the keychain did not open: the files with a key, else memory.
 fn auto_without_keychain(
+    access: Access,
     no_keychain: &str,
     token_dir: Option<PathBuf>,
     key: Option<TokenKey>,
 ) -> OpenedStore {
     let why = match (token_dir, key) {
-        (Some(dir), Some(key)) => match FileStore::open(&dir, key) {
+        (Some(dir), Some(key)) => match open_files(access, &dir, key) {
             Ok(store) => {
                 return OpenedStore {
                     store: Arc::new(store),
@@ -174,10 +218,14 @@ fn auto_without_keychain(
 }
 
 /// The store after a keychain that stopped to answer, and the end of its line.
-fn next_store(token_dir: Option<PathBuf>, key: Option<TokenKey>) -> super::fallback::MakeNext {
+fn next_store(
+    access: Access,
+    token_dir: Option<PathBuf>,
+    key: Option<TokenKey>,
+) -> super::fallback::MakeNext {
     Box::new(move || {
         if let (Some(dir), Some(key)) = (&token_dir, &key) {
-            match FileStore::open(dir, key.clone()) {
+            match open_files(access, dir, key.clone()) {
                 Ok(store) => {
                     return (
                         Arc::new(store) as Arc<dyn TokenStore>,
