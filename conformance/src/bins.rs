@@ -224,7 +224,7 @@ fn has_test_faults(folder: Option<&str>, runner_debug: bool) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::has_test_faults;
+    use super::*;
 
     #[test]
     fn a_bridge_has_test_faults_in_the_folders_of_the_debug_profiles() {
@@ -240,12 +240,8 @@ mod tests {
         assert!(!has_test_faults(Some("bin"), false));
         assert!(has_test_faults(Some("bin"), true));
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
+    #[cfg(unix)]
     fn problem(path: PathBuf) -> Option<NamedProblem> {
         match checked("--bridge", path) {
             Err(BinsError::Named { problem, .. }) => Some(problem),

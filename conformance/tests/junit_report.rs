@@ -8,6 +8,9 @@
 //! it with the fault `keep-null-cursor` (so the transcript of R4's null cursor
 //! fails), beside a transcript that passes, one of M2 and a replay of `recorded/`.
 
+// The wrapper bridge is a shell script and the venv has bin/: a test of POSIX hosts.
+#![cfg(unix)]
+
 use mcp_conformance::bins::Bins;
 use mcp_conformance::paths;
 use serde_json::Value;
@@ -76,7 +79,6 @@ fn read_with_junitparser(report: &Path) -> Value {
 }
 
 /// A bridge in `dir/release/` that is the workspace's with the fault `fault`.
-#[cfg(unix)]
 fn faulty_release_bridge(dir: &Path, fault: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let bins = Bins::locate(RUNNER.into(), false).expect("the workspace's executables");
@@ -130,7 +132,6 @@ fn values<'a>(properties: &'a Value, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-#[cfg(unix)]
 #[test]
 fn junitparser_reads_the_counts_the_failure_and_the_skip_of_a_real_run() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,6 +4,9 @@
 //! variable; a path that is missing, a folder or not executable stops the run with
 //! exit code 2 and a line that names the option (or the variable) and the path.
 
+// The wrappers are shell scripts: a test of POSIX hosts.
+#![cfg(unix)]
+
 use mcp_conformance::bins::Bins;
 use mcp_conformance::paths;
 use std::path::{Path, PathBuf};
@@ -20,7 +23,6 @@ fn workspace_bins() -> &'static Bins {
 
 /// An executable script at `dir/name` that appends `name` to `dir/started`, then
 /// becomes `target`.
-#[cfg(unix)]
 fn wrapper(dir: &Path, name: &str, target: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
@@ -81,7 +83,6 @@ fn assert_passed(output: &Output, count: usize) {
     );
 }
 
-#[cfg(unix)]
 #[test]
 fn the_bridge_of_the_option_runs_the_transcript_and_wins_over_the_variable() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +99,6 @@ fn the_bridge_of_the_option_runs_the_transcript_and_wins_over_the_variable() {
     assert_eq!(started(dir.path()), "bridge\n");
 }
 
-#[cfg(unix)]
 #[test]
 fn the_variable_names_the_bridge_when_no_option_does() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +111,6 @@ fn the_variable_names_the_bridge_when_no_option_does() {
     assert_eq!(started(dir.path()), "bridge\n");
 }
 
-#[cfg(unix)]
 #[test]
 fn the_fixture_and_the_embedded_server_of_the_options_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,7 +148,6 @@ fn refused(args: &[&str], env: &[(&str, &str)]) -> String {
     stderr.trim_end().to_owned()
 }
 
-#[cfg(unix)]
 #[test]
 fn a_missing_folder_or_not_executable_path_is_refused_with_exit_code_2() {
     use std::os::unix::fs::PermissionsExt;
