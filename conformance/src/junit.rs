@@ -269,29 +269,10 @@ fn timestamp(time: SystemTime) -> String {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or_default();
-    let (days, of_day) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60
-    )
-}
-
-/// The date of a day counted from 1970-01-01 (Howard Hinnant's `civil_from_days`,
-/// for days after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
+    // The RFC 3339 form without its milliseconds and zone letter.
+    let mut text = harness_sim::record::rfc3339_utc(secs, 0);
+    text.truncate("YYYY-MM-DDTHH:MM:SS".len());
+    text
 }
 
 #[cfg(test)]

@@ -11,21 +11,10 @@ use super::report::{Check, Finding, counted};
 use super::session::Run;
 use super::tap::Heard;
 use super::texts::Section;
+use crate::notify::events::LOG_LEVELS;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tokio::time::Instant;
-
-/// The log levels, lowest first (RFC 5424, as MCP names them).
-const LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
 
 /// The level that doctor sets as VS Code does (logging/setLevel).
 pub const VSCODE_LEVEL: &str = "info";
@@ -38,7 +27,7 @@ fn wanted(heard: &Heard) -> bool {
     if heard.method != LOG_MESSAGE {
         return true;
     }
-    let rank = |level: &str| LEVELS.iter().position(|known| *known == level);
+    let rank = |level: &str| LOG_LEVELS.iter().position(|known| *known == level);
     match (heard.level.as_deref().and_then(rank), rank(VSCODE_LEVEL)) {
         (Some(level), Some(floor)) => level >= floor,
         _ => true,
