@@ -517,53 +517,88 @@ fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap_or_default()
 }
 
-/// The arguments of doctor with the file store, the redirect port `port`, the CA of
-/// the fixture, `extra` and the fixture's URL.
-fn file_store_args(fixture: &HttpsFixture, port: &str, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "--token-store",
-        "file",
-        "--redirect-port",
-        port,
-        "--ca-file",
-        &fixture.ca_file,
-    ];
-    args.extend_from_slice(extra);
-    args.push(&fixture.url);
-    args.iter().map(|arg| arg.to_string()).collect()
+/// A doctor of the fixture's URL with sign-in and the file store in a home of its
+/// own: the state folder, the token folder in it, the test browser, a redirect port.
+struct FileStoreDoctor {
+    fixture: HttpsFixture,
+    /// Kept for its folder, which goes with the value.
+    _home: tempfile::TempDir,
+    state: std::path::PathBuf,
+    tokens: std::path::PathBuf,
+    browser: String,
+    port: String,
+}
+
+impl FileStoreDoctor {
+    async fn start() -> Self {
+        let fixture = HttpsFixture::start(&["--auth"], &[]).await;
+        let home = tempfile::tempdir().unwrap();
+        let state = home.path().join("state");
+        let tokens = state.join("mcp-bridge-rs/vscode/tokens");
+        let browser = test_browser(home.path(), &fixture);
+        let browser = browser.to_str().unwrap().to_owned();
+        let port = free_port().to_string();
+        Self {
+            fixture,
+            _home: home,
+            state,
+            tokens,
+            browser,
+            port,
+        }
+    }
+
+    /// Runs doctor with the file store, the redirect port, the CA of the fixture,
+    /// `extra` and the fixture's URL.
+    async fn run(&self, extra: &[&str]) -> Report {
+        self.run_in(extra, &self.env()).await
+    }
+
+    /// [`Self::run`] without `$BROWSER`: no test browser signs in.
+    async fn run_without_browser(&self, extra: &[&str]) -> Report {
+        self.run_in(extra, &self.env()[..2]).await
+    }
+
+    async fn run_in(&self, extra: &[&str], env: &[(&str, &str)]) -> Report {
+        let mut args = vec![
+            "--token-store",
+            "file",
+            "--redirect-port",
+            &self.port,
+            "--ca-file",
+            &self.fixture.ca_file,
+        ];
+        args.extend_from_slice(extra);
+        args.push(&self.fixture.url);
+        doctor(&args, env).await
+    }
+
+    /// The state folder, the token key and the test browser.
+    fn env(&self) -> [(&str, &str); 3] {
+        [
+            ("XDG_STATE_HOME", self.state.to_str().unwrap()),
+            ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
+            ("BROWSER", self.browser.as_str()),
+        ]
+    }
 }
 
 const TOKEN_KEY: &str = "7e1d0c9b8a79685746352413021f0e1d2c3b4a5968778695a4b3c2d1e0f00102";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_without_sign_in_makes_no_directory_writes_no_key_check_and_moves_no_file() {
-    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
-    let home = tempfile::tempdir().unwrap();
-    let state = home.path().join("state");
-    let tokens = state.join("mcp-bridge-rs/vscode/tokens");
-    let browser = test_browser(home.path(), &fixture);
-    let port = free_port().to_string();
-    let env = [
-        ("XDG_STATE_HOME", state.to_str().unwrap()),
-        ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
-        ("BROWSER", browser.to_str().unwrap()),
-    ];
-    let with = |extra: &[&str]| file_store_args(&fixture, &port, extra);
-    let plain = with(&[]);
-    let plain: Vec<&str> = plain.iter().map(String::as_str).collect();
-
+    let run = FileStoreDoctor::start().await;
+    let tokens = &run.tokens;
     // No token directory: doctor makes none.
-    let report = doctor(&plain, &env).await;
+    let report = run.run(&[]).await;
     report.assert_well_formed();
-    assert!(!state.exists(), "doctor made {}", state.display());
+    assert!(!run.state.exists(), "doctor made {}", run.state.display());
 
     // An entry whose sign-in no longer opens, in a directory without a key check:
     // doctor neither writes the key check nor moves the entry aside.
-    let signing = with(&["--sign-in"]);
-    let signing: Vec<&str> = signing.iter().map(String::as_str).collect();
-    let report = doctor(&signing, &env).await;
+    let report = run.run(&["--sign-in"]).await;
     assert_eq!(report.code, Some(0), "{}\n{}", report.stdout, report.stderr);
-    let entry = files_of(&tokens)
+    let entry = files_of(tokens)
         .into_keys()
         .find(|name| name.ends_with(".entry"))
         .expect("the sign-in wrote an entry");
@@ -572,11 +607,11 @@ async fn doctor_without_sign_in_makes_no_directory_writes_no_key_check_and_moves
     *bytes.last_mut().unwrap() ^= 1; // the tag of the sign-in's box
     std::fs::write(&entry, bytes).unwrap();
     std::fs::remove_file(tokens.join("key-check")).unwrap();
-    let before = files_of(&tokens);
-    let report = doctor(&plain, &env).await;
+    let before = files_of(tokens);
+    let report = run.run(&[]).await;
     report.assert_well_formed();
     assert_eq!(
-        files_of(&tokens),
+        files_of(tokens),
         before,
         "doctor without --sign-in changed the token store\n{}",
         report.stderr
@@ -585,23 +620,11 @@ async fn doctor_without_sign_in_makes_no_directory_writes_no_key_check_and_moves
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_keeps_the_entry_that_a_start_reads_and_doctor_without_it_writes_nothing() {
-    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
-    let home = tempfile::tempdir().unwrap();
-    let state = home.path().join("state");
-    let tokens = state.join("mcp-bridge-rs/vscode/tokens");
-    let browser = test_browser(home.path(), &fixture);
-    let port = free_port().to_string();
-    let env = [
-        ("XDG_STATE_HOME", state.to_str().unwrap()),
-        ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
-        ("BROWSER", browser.to_str().unwrap()),
-    ];
-    let with = |extra: &[&str]| file_store_args(&fixture, &port, extra);
+    let run = FileStoreDoctor::start().await;
+    let tokens = &run.tokens;
 
     // --sign-in signs in as a start would, and a step-up of --call opens too.
-    let signing = with(&["--sign-in", "--call", "guarded"]);
-    let signing: Vec<&str> = signing.iter().map(String::as_str).collect();
-    let report = doctor(&signing, &env).await;
+    let report = run.run(&["--sign-in", "--call", "guarded"]).await;
     report.assert_well_formed();
     assert_eq!(report.code, Some(0), "{}\n{}", report.stdout, report.stderr);
     report.expect("sign_in.stored", "pass", "no stored sign-in");
@@ -614,17 +637,15 @@ async fn sign_in_keeps_the_entry_that_a_start_reads_and_doctor_without_it_writes
         "{}",
         report.stdout
     );
-    assert_no_secret(&report, &secrets_of(&fixture).await);
-    let stored = files_of(&tokens);
+    assert_no_secret(&report, &secrets_of(&run.fixture).await);
+    let stored = files_of(tokens);
     assert!(
         stored.keys().any(|name| name.ends_with(".entry")),
         "{stored:?}"
     );
 
     // Without --sign-in: the stored sign-in serves, and nothing is written.
-    let plain = with(&[]);
-    let plain: Vec<&str> = plain.iter().map(String::as_str).collect();
-    let report = doctor(&plain, &env).await;
+    let report = run.run(&[]).await;
     report.assert_well_formed();
     assert_eq!(report.code, Some(0), "{}", report.stdout);
     report.expect(
@@ -635,16 +656,16 @@ async fn sign_in_keeps_the_entry_that_a_start_reads_and_doctor_without_it_writes
     report.expect("revision.discover", "pass", "revision 2026-07-28");
     report.expect("vscode.tools", "pass", "22 tools");
     assert_eq!(
-        files_of(&tokens),
+        files_of(tokens),
         stored,
         "doctor without --sign-in changed the token store"
     );
 
     // A start of the bridge with the same options reads that entry: no sign-in.
     let mut peer = bridge(
-        &fixture,
-        &["--token-store", "file", "--redirect-port", &port],
-        &env,
+        &run.fixture,
+        &["--token-store", "file", "--redirect-port", &run.port],
+        &run.env(),
     );
     let result = initialize(&mut peer).await;
     assert!(result["result"]["capabilities"].is_object(), "{result}");
@@ -844,37 +865,23 @@ async fn a_server_of_revision_2025_11_25_at_a_url_is_told_that_vscode_can_use_it
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_after_the_start_without_a_browser_says_which_url_to_open() {
-    let fixture = HttpsFixture::start(&["--auth"], &[]).await;
-    let home = tempfile::tempdir().unwrap();
-    let state = home.path().join("state");
-    let browser = test_browser(home.path(), &fixture);
-    let port = free_port().to_string();
-    let env = [
-        ("XDG_STATE_HOME", state.to_str().unwrap()),
-        ("MCP_BRIDGE_TOKEN_KEY", TOKEN_KEY),
-    ];
+    let run = FileStoreDoctor::start().await;
+    let fixture = &run.fixture;
     // The sign-in of the start, through the test browser, is kept in the files.
-    let signing = file_store_args(&fixture, &port, &["--sign-in"]);
-    let signing: Vec<&str> = signing.iter().map(String::as_str).collect();
-    let with_browser = [&env[..], &[("BROWSER", browser.to_str().unwrap())]].concat();
-    let report = doctor(&signing, &with_browser).await;
+    let report = run.run(&["--sign-in"]).await;
     assert_eq!(report.code, Some(0), "{}", report.stdout);
 
     // The step-up of the call is a URL elicitation, which no browser opens.
-    let calling = file_store_args(
-        &fixture,
-        &port,
-        &[
+    let report = run
+        .run_without_browser(&[
             "--sign-in",
             "--no-browser",
             "--sign-in-timeout",
             "2",
             "--call",
             "guarded",
-        ],
-    );
-    let calling: Vec<&str> = calling.iter().map(String::as_str).collect();
-    let report = doctor(&calling, &env).await;
+        ])
+        .await;
     report.assert_well_formed();
     let line =
         "mcp-bridge-vscode: vscode: info: doctor opened no browser: open this URL to sign in: ";
