@@ -217,6 +217,15 @@ async fn run(args: RunArgs) -> i32 {
         .collect();
     let marks = crate::mode::marks_by_milestone(&loaded);
     let loaded: Vec<_> = loaded.into_iter().map(|l| mode.prepare(l)).collect();
+    // Created before the executables are found (and built), so that a path it
+    // cannot write stops the run at once.
+    let junit = match args.junit.map(ReportFile::create).transpose() {
+        Ok(junit) => junit,
+        Err(message) => {
+            eprintln!("mcp-conformance: {message}");
+            return 2;
+        }
+    };
     // Found (and built when needed) before the runs start, not in one of them.
     let needs_embedded = loaded.iter().any(|loaded| {
         loaded
@@ -225,14 +234,6 @@ async fn run(args: RunArgs) -> i32 {
     });
     let env = match environment(&dir, needs_embedded, args.executables.named()) {
         Ok(env) => env,
-        Err(message) => {
-            eprintln!("mcp-conformance: {message}");
-            return 2;
-        }
-    };
-    // Created before the run, so that a path it cannot write stops it at once.
-    let junit = match args.junit.map(ReportFile::create).transpose() {
-        Ok(junit) => junit,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");
             return 2;
