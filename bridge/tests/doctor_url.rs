@@ -583,6 +583,24 @@ impl FileStoreDoctor {
     }
 }
 
+/// The URL of a test server that writes `listening <url>` as its first line, and
+/// the rest of its stdout (kept open, so that the server's later writes land).
+async fn listening_url(
+    server: &mut tokio::process::Child,
+) -> (String, tokio::io::BufReader<tokio::process::ChildStdout>) {
+    let mut stdout = tokio::io::BufReader::new(server.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut first),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let url = first.trim().strip_prefix("listening ").unwrap().to_owned();
+    (url, stdout)
+}
+
 const TOKEN_KEY: &str = "7e1d0c9b8a79685746352413021f0e1d2c3b4a5968778695a4b3c2d1e0f00102";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -738,16 +756,7 @@ async fn the_typescript_sdk_2_server_over_http_gives_its_report() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut stdout = tokio::io::BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut first),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let url = first.trim().strip_prefix("listening ").unwrap().to_owned();
+    let (url, _stdout) = listening_url(&mut server).await;
     let port = free_port().to_string();
     let report = doctor(
         &[
@@ -1147,16 +1156,7 @@ async fn a_list_change_in_the_response_stream_of_the_call_is_reported_as_it_went
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut stdout = tokio::io::BufReader::new(server.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut first),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let url = first.trim().strip_prefix("listening ").unwrap().to_owned();
+    let (url, _stdout) = listening_url(&mut server).await;
     let ca_file = test_ca_file(home.path());
     let port = free_port().to_string();
     let report = doctor(
