@@ -305,3 +305,17 @@ fn logout_in_memory_has_nothing_to_delete() {
         )
     );
 }
+
+/// `mcp-bridge-vscode logout ARGS` in this process's environment (the keychain
+/// tests' own session or keychain): its exit code and its stderr.
+pub(crate) fn logout_here(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
+        .arg("logout")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

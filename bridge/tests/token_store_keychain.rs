@@ -5,6 +5,7 @@
 //! `secret-tool`. Without the tools, a test fails and names them (.ci/run installs
 //! them).
 
+use crate::logout::logout_here as logout;
 use crate::pipes;
 use mcp_bridge_vscode::config::TokenStoreChoice;
 use mcp_bridge_vscode::internals::auth::store::{
@@ -25,20 +26,6 @@ const TOOLS: [&str; 4] = [
     "secret-tool",
     "dbus-send",
 ];
-
-/// `mcp-bridge-vscode logout ARGS` in this process's environment: its exit code and
-/// its stderr.
-fn logout(args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
-        .arg("logout")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 fn on_path(tool: &str) -> bool {
     std::env::var_os("PATH")

@@ -6,6 +6,7 @@
 //! that nothing else touches the items of the service while it runs.
 #![cfg(any(target_os = "macos", windows))]
 
+use crate::logout::logout_here as logout;
 use mcp_bridge_vscode::config::TokenStoreChoice;
 use mcp_bridge_vscode::internals::auth::store::{
     ClientOption, EntryKey, SERVICE, StoreKind, StoredSignIn, open,
@@ -65,19 +66,6 @@ fn items_of_the_service() -> Vec<String> {
     } else {
         Vec::new()
     }
-}
-
-/// `mcp-bridge-vscode logout ARGS`: its exit code and its stderr.
-fn logout(args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_mcp-bridge-vscode"))
-        .arg("logout")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]
