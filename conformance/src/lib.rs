@@ -33,6 +33,8 @@
 //!   run, which every output names.
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
 //! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
+//! - [`contract_texts`]: the texts the contract fixes (its Output-channel rows, causes,
+//!   options), read from the contract the suite carries.
 #![forbid(unsafe_code)]
 
 pub mod bins;
@@ -40,6 +42,7 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod contract_page;
+pub mod contract_texts;
 pub mod format;
 pub mod https_upstream;
 pub mod junit;
