@@ -32,7 +32,8 @@
 //!   of `--auth` serves too); with the fixture's `--resource-query QUERY`, `$URL`
 //!   ends with `?QUERY`, as the resource of its metadata does, unless the
 //!   header's `url_query` gives another;
-//!   `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
+//!   `$PORT`: the port of that URL (for a URL of the fixture by its address,
+//!   with `url_host`); `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
 //!   authorization server of `--separate-authorization-server`;
 //!   `$PRIVATE_KEY_FILE`: a key file of the file store (64 hexadecimal digits and a
 //!   line break, mode 0600 on POSIX) outside `$RUN_DIR`, for `--token-key-file`.
@@ -278,6 +279,18 @@ impl HttpsUpstream {
         without_query.strip_suffix("/mcp").unwrap_or(without_query)
     }
 
+    /// The port of the fixture's URL (`$PORT`), whatever its host.
+    fn port(&self) -> String {
+        let authority = self
+            .origin()
+            .split_once("://")
+            .map_or("", |(_, authority)| authority);
+        authority
+            .rsplit_once(':')
+            .map_or("443", |(_, port)| port)
+            .to_owned()
+    }
+
     pub fn resolve(&self, value: &str) -> String {
         let script = |name: &str| self.scripts.join(name).to_string_lossy().into_owned();
         let busy = self.busy.local_addr().map(|a| a.port()).unwrap_or_default();
@@ -303,6 +316,7 @@ impl HttpsUpstream {
             .replace("$RUN_DIR", &self.scripts.join("run").to_string_lossy())
             .replace("$PRIVATE_KEY_FILE", &script(PRIVATE_KEY_FILE))
             .replace("$ORIGIN", self.origin())
+            .replace("$PORT", &self.port())
             .replace("$URL", &self.url)
             .replace("$CA_FILE", &self.ca_file)
             .replace("$FREE_PORT", &self.free_port.to_string())

@@ -12,8 +12,8 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::auth::options::{
-    AuthOptions, HostileEndpoint, HostileRedirect, MAX_CODE_BYTES, MAX_METADATA_BYTES,
-    MAX_TOKEN_LIFETIME,
+    AuthOptions, HostileEndpoint, HostileRedirect, LoopbackRole, MAX_CODE_BYTES,
+    MAX_METADATA_BYTES, MAX_TOKEN_LIFETIME, MOVED_PREFIX,
 };
 use crate::browse::BrowseOptions;
 use crate::config::{Config, Profile};
@@ -267,12 +267,31 @@ struct AuthArgs {
     /// valid escape, then %zz)
     #[arg(long, value_name = "KIND", value_parser = hostile_endpoint)]
     hostile_authorization_endpoint: Option<HostileEndpoint>,
-    /// The approval redirects with another issuer's iss (wrong-iss), without the iss
-    /// that the metadata announces (no-iss), with another state (wrong-state), or with
-    /// a code that was already redeemed (replayed-code); with wrong-iss or no-iss, an
-    /// error redirect has that iss too
+    /// The approval redirects with another issuer's iss (wrong-iss; also with
+    /// --no-iss, which then only leaves out the announcement), with the issuer and a
+    /// slash more (slash-iss), without the iss that the metadata announces (no-iss),
+    /// with another state (wrong-state), or with a code that was already redeemed
+    /// (replayed-code); with wrong-iss, slash-iss or no-iss, an error redirect has
+    /// that iss too
     #[arg(long, value_name = "KIND", value_parser = hostile_redirect)]
     hostile_redirect: Option<HostileRedirect>,
+    /// The first N approvals redirect as they should; --hostile-redirect applies to
+    /// the later ones only (the step-up after a sign-in)
+    #[arg(long, value_name = "N", value_parser = hostile_redirect_after, requires = "hostile_redirect")]
+    hostile_redirect_after: Option<u64>,
+    /// The URL of ROLE names 127.0.0.1 (this server by its address) in place of the
+    /// server's host, which a client that reached the server by the name of --host
+    /// must refuse: resource-metadata (of each 401's challenge), authorization-server
+    /// (of the protected resource metadata), token-endpoint, refresh-token-endpoint
+    /// (the token endpoint once a code was redeemed: only a refresh sees it) or
+    /// registration-endpoint (may be repeated)
+    #[arg(long, value_name = "ROLE", value_parser = loopback_role)]
+    loopback_url: Vec<LoopbackRole>,
+    /// A request of PATH (such as /token) gets 307 with Location /moved<PATH>, which
+    /// serves what PATH would: a redirect that a client of the sign-in must not follow
+    /// (may be repeated)
+    #[arg(long, value_name = "PATH", value_parser = moved_path)]
+    moved: Vec<String>,
     /// The protected resource metadata names URL as the authorization server, in place
     /// of this server
     #[arg(long, value_name = "URL", value_parser = prm_authorization_server)]
@@ -606,16 +625,47 @@ fn hostile_endpoint(value: &str) -> Result<HostileEndpoint, InvalidValue> {
     }
 }
 
+fn hostile_redirect_after(value: &str) -> Result<u64, InvalidValue> {
+    number::<u64>(value, "--hostile-redirect-after", 1, 1000)
+}
+
+fn loopback_role(value: &str) -> Result<LoopbackRole, InvalidValue> {
+    match value {
+        "resource-metadata" => Ok(LoopbackRole::ResourceMetadata),
+        "authorization-server" => Ok(LoopbackRole::AuthorizationServer),
+        "token-endpoint" => Ok(LoopbackRole::TokenEndpoint),
+        "refresh-token-endpoint" => Ok(LoopbackRole::RefreshTokenEndpoint),
+        "registration-endpoint" => Ok(LoopbackRole::RegistrationEndpoint),
+        _ => Err(invalid(
+            value,
+            "--loopback-url",
+            "resource-metadata, authorization-server, token-endpoint, refresh-token-endpoint or registration-endpoint",
+        )),
+    }
+}
+
+fn moved_path(value: &str) -> Result<String, InvalidValue> {
+    let valid = value.starts_with('/')
+        && !value.starts_with(MOVED_PREFIX)
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'?' && b != b'#');
+    valid
+        .then(|| value.to_owned())
+        .ok_or_else(|| invalid(value, "--moved", "a path without a query, not under /moved"))
+}
+
 fn hostile_redirect(value: &str) -> Result<HostileRedirect, InvalidValue> {
     match value {
         "wrong-iss" => Ok(HostileRedirect::WrongIss),
+        "slash-iss" => Ok(HostileRedirect::SlashIss),
         "no-iss" => Ok(HostileRedirect::NoIss),
         "wrong-state" => Ok(HostileRedirect::WrongState),
         "replayed-code" => Ok(HostileRedirect::ReplayedCode),
         _ => Err(invalid(
             value,
             "--hostile-redirect",
-            "wrong-iss, no-iss, wrong-state or replayed-code",
+            "wrong-iss, slash-iss, no-iss, wrong-state or replayed-code",
         )),
     }
 }
@@ -640,7 +690,7 @@ pub enum Misuse {
     #[error("--forged-redirects and --no-follow exclude each other")]
     ForgedRedirectsWithoutFollow,
     #[error(
-        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --token-type, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --quoted-description, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes) need --auth"
+        "the options of the authorization server (--no-registration, --cimd, --auth-ca-file, --deny, --deny-with, --no-iss, --forget-clients, --token-lifetime, --no-refresh-tokens, --invalid-grant, --refresh-error, --token-type, --hostile-authorization-endpoint, --hostile-redirect, --prm-authorization-server, --prm-resource-host, --prm-resource-port, --prm-elsewhere, --quoted-description, --cimd-document, --separate-authorization-server, --step-up-new-scope-only, --challenge-without-scope, --resource-query, --authorization-query, --listen-needs-write, --refuse-registration, --refuse-registration-with, --refuse-access-tokens, --metadata-bytes, --code-bytes, --hostile-redirect-after, --loopback-url, --moved) need --auth"
     )]
     AuthOptionsWithoutAuth,
     #[error("--auth needs --https or --http")]
@@ -781,6 +831,9 @@ fn command_of(args: Args) -> Result<Command, Misuse> {
     auth_options.metadata_bytes = auth.metadata_bytes;
     auth_options.code_bytes = auth.code_bytes;
     auth_options.registration_secret = auth.registration_secret;
+    auth_options.loopback_urls = auth.loopback_url;
+    auth_options.moved = auth.moved;
+    auth_options.hostile_redirect_after = auth.hostile_redirect_after.unwrap_or(0);
     if let Some(url) = browse.browse {
         check_browse(&options)?;
         if browse.forged_redirects && browse.no_follow {
@@ -1108,6 +1161,46 @@ mod tests {
     }
 
     #[test]
+    fn the_options_of_the_sign_in_urls_fill_their_fields() {
+        let auth = serve(&[
+            "--https",
+            "--auth",
+            "--loopback-url",
+            "token-endpoint",
+            "--loopback-url",
+            "resource-metadata",
+            "--moved",
+            "/token",
+            "--hostile-redirect",
+            "slash-iss",
+            "--hostile-redirect-after",
+            "1",
+        ])
+        .auth;
+        assert_eq!(
+            auth.loopback_urls,
+            [LoopbackRole::TokenEndpoint, LoopbackRole::ResourceMetadata]
+        );
+        assert_eq!(auth.moved, ["/token"]);
+        assert_eq!(auth.hostile_redirect, Some(HostileRedirect::SlashIss));
+        assert_eq!(auth.hostile_redirect_after, 1);
+        assert!(error(&["--https", "--auth", "--loopback-url", "issuer"]).contains(
+            "the value 'issuer' of --loopback-url is not resource-metadata, authorization-server"
+        ));
+        for path in ["token", "/moved/token", "/token?x=1"] {
+            assert!(
+                error(&["--https", "--auth", "--moved", path]).contains("--moved"),
+                "{path}"
+            );
+        }
+        assert!(
+            error(&["--https", "--auth", "--hostile-redirect-after", "1"])
+                .contains("--hostile-redirect")
+        );
+        assert!(error(&["--https", "--moved", "/token"]).contains("need --auth"));
+    }
+
+    #[test]
     fn a_bad_token_lifetime_names_the_option() {
         assert!(
             error(&["--https", "--auth", "--token-lifetime", "0"])
@@ -1118,7 +1211,7 @@ mod tests {
         );
         assert!(
             error(&["--https", "--auth", "--hostile-redirect", "x"]).contains(
-                "the value 'x' of --hostile-redirect is not wrong-iss, no-iss, wrong-state or replayed-code"
+                "the value 'x' of --hostile-redirect is not wrong-iss, slash-iss, no-iss, wrong-state or replayed-code"
             )
         );
         assert!(

@@ -5,7 +5,7 @@
 
 use crate::catalogue::cli::CliError;
 use crate::config::{StaticHeader, TokenStoreChoice};
-use crate::net::url::is_loopback_host;
+use crate::net::url::{has_ambiguous_characters, is_loopback_host};
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use url::Url;
@@ -158,14 +158,23 @@ pub fn token_store(text: &str) -> Result<TokenStoreChoice, CliError> {
 }
 
 /// `--client-issuer` and `--client-metadata-url`: https URLs (the metadata
-/// document's with a path: it is the client ID).
+/// document's with a path: it is the client ID), without user information,
+/// fragment or [ambiguous characters](has_ambiguous_characters), as the rule of
+/// every URL of the sign-in (`auth::sign_in_url`) wants. The text is checked as
+/// given: the parser turns a backslash into a slash, and the sign-in sees only
+/// its reading.
 pub fn https_url(text: &str, option: &'static str, needs_path: bool) -> Result<Url, CliError> {
     let error = || CliError::NotAnHttpsUrl { option };
+    if has_ambiguous_characters(text) {
+        return Err(error());
+    }
     let url = Url::parse(text).map_err(|_| error())?;
     let loopback_http = url.scheme() == "http" && url.host().as_ref().is_some_and(is_loopback_host);
     if !(url.scheme() == "https" || loopback_http)
         || url.host().is_none()
         || url.fragment().is_some()
+        || !url.username().is_empty()
+        || url.password().is_some()
     {
         return Err(error());
     }
@@ -321,6 +330,21 @@ mod tests {
                 option: "--client-metadata-url"
             })
         );
+        // The rule of the sign-in's URLs, on the text as given.
+        for refused in [
+            "https://x.example\\client.json",
+            "https://x.example/client .json",
+            "https://someone@x.example/client.json",
+            "https://someone:pw@x.example/client.json",
+        ] {
+            assert_eq!(
+                https_url(refused, "--client-metadata-url", true),
+                Err(CliError::NotAnHttpsUrl {
+                    option: "--client-metadata-url"
+                }),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

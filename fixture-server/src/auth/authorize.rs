@@ -8,6 +8,7 @@
 //! which carries only an opaque handle of the checked request.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 
 use hyper::{Response, StatusCode};
 use url::Url;
@@ -71,7 +72,13 @@ impl AuthServer {
                 "/authorize for the client {}: {error} ({description})",
                 client.id
             );
-            self.error_redirect(redirect_uri, error, description, state.map(String::as_str))
+            self.error_redirect(
+                redirect_uri,
+                error,
+                description,
+                state.map(String::as_str),
+                self.options.hostile_redirect,
+            )
         };
         match params.get("response_type").map(String::as_str) {
             Some("code") => {}
@@ -199,6 +206,7 @@ impl AuthServer {
                 "The authorization request is unknown, expired or already used: start the sign-in again.",
             );
         };
+        let hostile = self.hostile_redirect_of_this_approval();
         if self.options.deny || self.options.deny_with.is_some() {
             crate::info!(
                 "auth",
@@ -210,6 +218,7 @@ impl AuthServer {
                 self.options.deny_with.as_deref().unwrap_or("access_denied"),
                 "The user denied the authorization.",
                 Some(&pending.state),
+                hostile,
             );
         }
         let Some(code) = self.grants.add_code(&pending, self.options.code_bytes) else {
@@ -218,6 +227,7 @@ impl AuthServer {
                 "server_error",
                 "The server has no random data.",
                 Some(&pending.state),
+                hostile,
             );
         };
         self.secrets.keep(Kind::Code, &code);
@@ -228,14 +238,21 @@ impl AuthServer {
             pending.scopes.join(" ")
         );
         let mut state = pending.state.clone();
-        let mut issuer = self.issuer.as_str();
-        match self.options.hostile_redirect {
+        let mut issuer = self.issuer.clone();
+        match hostile {
             Some(HostileRedirect::WrongIss) => {
                 crate::info!(
                     "auth",
                     "--hostile-redirect wrong-iss: the redirect names the issuer {WRONG_ISSUER}"
                 );
-                issuer = WRONG_ISSUER;
+                issuer = WRONG_ISSUER.to_owned();
+            }
+            Some(HostileRedirect::SlashIss) => {
+                crate::info!(
+                    "auth",
+                    "--hostile-redirect slash-iss: the redirect names the issuer with a slash more"
+                );
+                issuer.push('/');
             }
             Some(HostileRedirect::NoIss) => {
                 crate::info!(
@@ -262,16 +279,31 @@ impl AuthServer {
             None => {}
         }
         let mut pairs = vec![("code", code.as_str()), ("state", state.as_str())];
-        if self.sends_iss() {
-            pairs.push(("iss", issuer));
+        if self.sends_iss(hostile) {
+            pairs.push(("iss", issuer.as_str()));
         }
         respond::redirect(&with_query(&pending.redirect_uri, &pairs))
     }
 
+    /// The `--hostile-redirect` of the approval that asks now: none for the first
+    /// `--hostile-redirect-after` approvals.
+    fn hostile_redirect_of_this_approval(&self) -> Option<HostileRedirect> {
+        let earlier = self.approvals.fetch_add(1, Ordering::SeqCst);
+        if earlier < self.options.hostile_redirect_after {
+            return None;
+        }
+        self.options.hostile_redirect
+    }
+
     /// Whether a redirect names the issuer: as the metadata announces, unless
-    /// `--hostile-redirect no-iss`.
-    fn sends_iss(&self) -> bool {
-        self.options.iss && self.options.hostile_redirect != Some(HostileRedirect::NoIss)
+    /// `--hostile-redirect no-iss`; `wrong-iss` names one even with `--no-iss` (a
+    /// server that sends what its metadata does not announce).
+    fn sends_iss(&self, hostile: Option<HostileRedirect>) -> bool {
+        match hostile {
+            Some(HostileRedirect::NoIss) => false,
+            Some(HostileRedirect::WrongIss) => true,
+            _ => self.options.iss,
+        }
     }
 
     /// An error of RFC 6749 §4.1.2.1 at the redirect URI, with `state` and `iss`.
@@ -281,16 +313,19 @@ impl AuthServer {
         error: &str,
         description: &str,
         state: Option<&str>,
+        hostile: Option<HostileRedirect>,
     ) -> Response<ResponseBody> {
         let mut pairs = vec![("error", error), ("error_description", description)];
         if let Some(state) = state {
             pairs.push(("state", state));
         }
-        if self.sends_iss() {
+        let slash_issuer = format!("{}/", self.issuer);
+        if self.sends_iss(hostile) {
             // An error redirect carries the iss too (RFC 9207 §2), and so does the
-            // wrong one of `--hostile-redirect wrong-iss`.
-            let issuer = match self.options.hostile_redirect {
+            // wrong one of `--hostile-redirect wrong-iss` or `slash-iss`.
+            let issuer = match hostile {
                 Some(HostileRedirect::WrongIss) => WRONG_ISSUER,
+                Some(HostileRedirect::SlashIss) => slash_issuer.as_str(),
                 _ => self.issuer.as_str(),
             };
             pairs.push(("iss", issuer));

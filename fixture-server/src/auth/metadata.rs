@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::options::LoopbackRole;
 use super::{AuthServer, READ, SCOPES, WRITE};
 
 /// The path of the protected resource metadata of `/mcp` (RFC 9728 §3.1: the
@@ -38,6 +39,40 @@ impl AuthServer {
         }
     }
 
+    /// `url` on `127.0.0.1` when `--loopback-url` names `role`: this server by its
+    /// address, which a client that reached it by a name must refuse.
+    fn maybe_loopback(&self, role: LoopbackRole, url: String) -> String {
+        if !self.options.loopback_urls.contains(&role) {
+            return url;
+        }
+        let Ok(mut moved) = url::Url::parse(&url) else {
+            return url;
+        };
+        if moved.set_host(Some("127.0.0.1")).is_err() {
+            return url;
+        }
+        let text = moved.to_string();
+        // An issuer names no path: no slash of the parser's at its end.
+        if url.ends_with('/') {
+            text
+        } else {
+            text.strip_suffix('/').map(str::to_owned).unwrap_or(text)
+        }
+    }
+
+    /// The token endpoint of the metadata: with `--loopback-url
+    /// refresh-token-endpoint`, on `127.0.0.1` once a code was redeemed.
+    fn token_endpoint(&self) -> String {
+        let endpoint = self.maybe_loopback(
+            LoopbackRole::TokenEndpoint,
+            format!("{}/token", self.issuer),
+        );
+        if self.secrets.code_exchanges() == 0 {
+            return endpoint;
+        }
+        self.maybe_loopback(LoopbackRole::RefreshTokenEndpoint, endpoint)
+    }
+
     /// The port of the issuer.
     pub fn port(&self) -> u16 {
         url::Url::parse(&self.issuer)
@@ -50,8 +85,10 @@ impl AuthServer {
         let authorization_server = self
             .options
             .prm_authorization_server
-            .as_deref()
-            .unwrap_or(&self.issuer);
+            .clone()
+            .unwrap_or_else(|| {
+                self.maybe_loopback(LoopbackRole::AuthorizationServer, self.issuer.clone())
+            });
         let mut resource = self.resource.clone();
         if let Ok(mut url) = url::Url::parse(&self.resource) {
             let host = self.options.prm_resource_host.as_deref();
@@ -82,7 +119,7 @@ impl AuthServer {
         let mut metadata = json!({
             "issuer": issuer,
             "authorization_endpoint": authorization_endpoint,
-            "token_endpoint": format!("{issuer}/token"),
+            "token_endpoint": self.token_endpoint(),
             "scopes_supported": SCOPES,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
@@ -100,7 +137,10 @@ impl AuthServer {
             "client_id_metadata_document_supported": self.options.cimd,
         });
         if self.options.registration {
-            metadata["registration_endpoint"] = json!(format!("{issuer}/register"));
+            metadata["registration_endpoint"] = json!(self.maybe_loopback(
+                LoopbackRole::RegistrationEndpoint,
+                format!("{issuer}/register")
+            ));
         }
         match self.options.metadata_bytes {
             Some(bytes) => padded(metadata, bytes),
@@ -111,7 +151,7 @@ impl AuthServer {
     /// The challenge of a POST without a usable token: `error` is `None` for a request
     /// without one, `invalid_token` for an expired or unknown one.
     pub fn challenge(&self, error: Option<&str>) -> String {
-        let prm = self.prm_url();
+        let prm = self.maybe_loopback(LoopbackRole::ResourceMetadata, self.prm_url());
         let scope = if self.options.challenge_without_scope {
             String::new()
         } else {

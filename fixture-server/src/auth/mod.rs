@@ -37,6 +37,7 @@ pub mod secrets;
 pub mod token;
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
@@ -70,6 +71,8 @@ pub struct AuthServer {
     pub secrets: secrets::Secrets,
     /// The TLS client of the fetch of client ID metadata documents.
     tls: TlsConnector,
+    /// How many approvals the server gave (`--hostile-redirect-after`).
+    approvals: AtomicU64,
 }
 
 impl AuthServer {
@@ -98,6 +101,7 @@ impl AuthServer {
             grants: Grants::default(),
             secrets: secrets::Secrets::default(),
             tls,
+            approvals: AtomicU64::new(0),
         })
     }
 
@@ -123,8 +127,22 @@ impl AuthServer {
     }
 
     /// Answers a request to every path but `/mcp`; never panics on what a client sends.
+    /// A path of `--moved` gets 307 to `/moved<path>`, which serves it.
     pub async fn handle(&self, request: Request<Incoming>) -> Response<ResponseBody> {
-        let path = request.uri().path().to_owned();
+        let asked = request.uri().path().to_owned();
+        if self.options.moved.contains(&asked) {
+            let mut location = format!("{}{asked}", options::MOVED_PREFIX);
+            if let Some(query) = request.uri().query() {
+                location = format!("{location}?{query}");
+            }
+            crate::info!("auth", "--moved: {asked} gets 307 to {location}");
+            return respond::temporary_redirect(&location);
+        }
+        let path = asked
+            .strip_prefix(options::MOVED_PREFIX)
+            .filter(|path| self.options.moved.iter().any(|moved| moved == path))
+            .unwrap_or(&asked)
+            .to_owned();
         let get = request.method() == Method::GET;
         let post = request.method() == Method::POST;
         match path.as_str() {

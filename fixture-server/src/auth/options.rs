@@ -124,7 +124,38 @@ pub struct AuthOptions {
     /// also one that asked for `token_endpoint_auth_method` `none` (a server that
     /// makes each client confidential); its token endpoint then requires it.
     pub registration_secret: bool,
+    /// `--loopback-url ROLE`: the URL of ROLE is on `127.0.0.1` (this server, by its
+    /// address) in place of the server's own host: a client must refuse it when it
+    /// reached the server by a name that is not loopback (`--host`).
+    pub loopback_urls: Vec<LoopbackRole>,
+    /// `--moved PATH`: a request of PATH gets 307 with `Location: /moved<PATH>`,
+    /// which serves what PATH would: a client of the sign-in must not follow it.
+    pub moved: Vec<String>,
+    /// `--hostile-redirect-after N`: the first N approvals redirect as they should,
+    /// and only the later ones as `--hostile-redirect` says (a step-up after a
+    /// sign-in).
+    pub hostile_redirect_after: u64,
 }
+
+/// The URLs that `--loopback-url` moves to `127.0.0.1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopbackRole {
+    /// `resource-metadata`: the `resource_metadata` of each challenge.
+    ResourceMetadata,
+    /// `authorization-server`: the authorization server of the protected resource
+    /// metadata (the issuer of this server, by its address).
+    AuthorizationServer,
+    /// `token-endpoint`: the `token_endpoint` of the metadata.
+    TokenEndpoint,
+    /// `refresh-token-endpoint`: the `token_endpoint` of the metadata once a code
+    /// was redeemed, so that only a refresh sees it.
+    RefreshTokenEndpoint,
+    /// `registration-endpoint`: the `registration_endpoint` of the metadata.
+    RegistrationEndpoint,
+}
+
+/// The prefix of the paths of `--moved`.
+pub const MOVED_PREFIX: &str = "/moved";
 
 /// The `authorization_endpoint`s of a hostile server: each would run a command, or
 /// open something else than a web page, in an opener that trusts it.
@@ -199,6 +230,9 @@ pub enum HostileRedirect {
     /// `no-iss`: no `iss`, though the metadata announces it (RFC 9207 §2.4: the
     /// redirect may come from another server).
     NoIss,
+    /// `slash-iss`: the issuer with a slash more, which RFC 9207 §2.4 compares as
+    /// another issuer.
+    SlashIss,
     /// `wrong-state`: a `state` other than the request's.
     WrongState,
     /// `replayed-code`: a code that was already redeemed (as by another program
@@ -206,7 +240,8 @@ pub enum HostileRedirect {
     ReplayedCode,
 }
 
-/// The issuer that `wrong-iss` names.
+/// The issuer that `wrong-iss` names (also with `--no-iss`: a server that sends
+/// an `iss` that its metadata does not announce).
 pub const WRONG_ISSUER: &str = "https://issuer.invalid";
 
 impl Default for AuthOptions {
@@ -246,6 +281,9 @@ impl Default for AuthOptions {
             metadata_bytes: None,
             code_bytes: None,
             registration_secret: false,
+            loopback_urls: Vec::new(),
+            moved: Vec::new(),
+            hostile_redirect_after: 0,
         }
     }
 }

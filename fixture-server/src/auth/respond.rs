@@ -85,6 +85,13 @@ pub fn redirect(location: &str) -> Response<ResponseBody> {
     response
 }
 
+/// 307 to `location` (a redirect that keeps the method and the body).
+pub fn temporary_redirect(location: &str) -> Response<ResponseBody> {
+    let mut response = redirect(location);
+    *response.status_mut() = StatusCode::TEMPORARY_REDIRECT;
+    response
+}
+
 pub fn empty(status: StatusCode) -> Response<ResponseBody> {
     let mut response = Response::new(Empty::new().boxed());
     *response.status_mut() = status;

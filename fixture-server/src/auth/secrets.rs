@@ -67,6 +67,11 @@ impl Secrets {
         self.lock().code_exchanges += 1;
     }
 
+    /// How many codes were redeemed so far.
+    pub fn code_exchanges(&self) -> u64 {
+        self.lock().code_exchanges
+    }
+
     /// The body of `GET /fixture/secrets`.
     pub fn to_json(&self) -> Value {
         let lists = self.lock();
