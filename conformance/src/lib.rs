@@ -34,7 +34,8 @@
 //! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
 //! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
 //! - [`contract_texts`]: the texts the contract fixes (its Output-channel rows, causes,
-//!   options), read from the contract the suite carries.
+//!   options), read from the contract the suite carries; [`reword`]: the rewording
+//!   rule of the tests, how another implementation could word the rest.
 #![forbid(unsafe_code)]
 
 pub mod bins;
@@ -55,6 +56,7 @@ pub mod paths;
 pub mod proxy;
 pub mod relay;
 pub mod replay;
+pub mod reword;
 pub mod runner;
 pub mod schema;
 pub mod secret_service;
