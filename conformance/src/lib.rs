@@ -48,6 +48,7 @@ pub mod format;
 pub mod https_upstream;
 pub mod junit;
 pub mod launch;
+pub mod marks_check;
 pub mod matchers;
 pub mod matrix;
 pub mod mode;
