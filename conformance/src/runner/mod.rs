@@ -298,6 +298,13 @@ impl<'a> Run<'a> {
                 self.expect_unordered(line, expected, deadline).await
             }
             StepKind::ExpectRaw(regex) => self.expect_raw(line, regex, deadline).await,
+            StepKind::ExpectRawBlock(regexes) => {
+                for regex in regexes {
+                    self.expect_raw(line, regex, deadline).await?;
+                }
+                Ok(())
+            }
+            StepKind::ExpectRawNames(names) => self.expect_raw_names(line, names, deadline).await,
             StepKind::ExpectSilence(ms) => self.expect_silence(line, *ms).await,
             StepKind::UpstreamExpect(expected) => {
                 self.upstream_expect(line, expected, deadline).await
@@ -310,8 +317,14 @@ impl<'a> Run<'a> {
                 self.expect_proxy(line, &regex, deadline).await
             }
             StepKind::ExpectNoProxy => self.expect_no_proxy(line),
-            StepKind::RunBridge { args, code, stderr } => {
-                self.run_bridge(line, args, *code, stderr, deadline).await
+            StepKind::RunBridge {
+                args,
+                code,
+                stderr,
+                shapes,
+            } => {
+                self.run_bridge(line, args, *code, stderr, shapes.as_deref(), deadline)
+                    .await
             }
             StepKind::Run { command, stdout } => {
                 self.run_command(line, command, stdout.as_deref(), deadline)
