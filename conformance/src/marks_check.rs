@@ -111,6 +111,12 @@ fn check_step(
     }
 }
 
+/// Whether a stderr line is the bridge's (and not a line of the upstream that
+/// the bridge passes on, which the relay keeps as it is).
+fn is_the_bridges(line: &str) -> bool {
+    line.starts_with(LINE_PREFIX)
+}
+
 /// Every string of a step but its comments.
 fn strings_of_step(step: &Map<String, Value>) -> Vec<&str> {
     fn walk<'a>(value: &'a Value, into: &mut Vec<&'a str>) {
@@ -139,7 +145,7 @@ fn check_line(
     contract: &ContractTexts,
     found: &mut dyn FnMut(&str, &str),
 ) {
-    if contract.fixes_line(line) {
+    if contract.fixes_line(line) || !is_the_bridges(line) {
         return;
     }
     match ours.and_then(Value::as_str) {
@@ -155,8 +161,13 @@ fn check_line_regex(
     found: &mut dyn FnMut(&str, &str),
     kind: &str,
 ) {
+    let anchored_elsewhere = pattern.starts_with('^')
+        && literal_fragments(pattern).first().is_some_and(|start| {
+            !LINE_PREFIX.starts_with(start.as_str()) && !is_the_bridges(start)
+        });
     match ours.and_then(Value::as_str) {
-        Some(shape) => check_shape_demands_no_prose(shape, found),
+        Some(shape) => check_shape_demands_no_prose(shape, contract, found),
+        None if kind == "expect_stderr_match" && anchored_elsewhere => {}
         None if holds_prose_of_ours(pattern, contract) => found(
             &format!("a regex of {kind} with prose of ours without \"ours\""),
             pattern,
@@ -217,7 +228,7 @@ fn check_run_bridge(
     let shapes = ours.and_then(Value::as_array);
     for (at, line) in lines.into_iter().flatten().enumerate() {
         let Some(line) = line.as_str() else { continue };
-        if contract.fixes_line(line) {
+        if contract.fixes_line(line) || !is_the_bridges(line) {
             continue;
         }
         match shapes
@@ -272,7 +283,7 @@ fn check_frame(
             (None, _) => {}
             (Some(_), None) => found(&format!("{pointer} of ours without \"ours\""), expected),
             (Some(reworded), Some(shape)) if reworded.is_empty() => {
-                check_shape_demands_no_prose(shape, found)
+                check_shape_demands_no_prose(shape, contract, found)
             }
             (Some(reworded), Some(shape)) => check_shape(shape, &reworded, contract, found),
         }
@@ -283,10 +294,10 @@ fn check_frame(
 fn check_shape(
     shape: &str,
     reworded: &str,
-    _contract: &ContractTexts,
+    contract: &ContractTexts,
     found: &mut dyn FnMut(&str, &str),
 ) {
-    check_shape_demands_no_prose(shape, found);
+    check_shape_demands_no_prose(shape, contract, found);
     match Regex::new(shape) {
         Ok(regex) if regex.is_match(reworded) => {}
         Ok(_) => found(
@@ -297,27 +308,50 @@ fn check_shape(
     }
 }
 
-fn check_shape_demands_no_prose(shape: &str, found: &mut dyn FnMut(&str, &str)) {
-    if let Some(fragment) = literal_fragments(shape)
-        .into_iter()
-        .map(|fragment| without_line_form(&fragment).to_owned())
-        .find(|fragment| reword(fragment) != *fragment)
+fn check_shape_demands_no_prose(
+    shape: &str,
+    contract: &ContractTexts,
+    found: &mut dyn FnMut(&str, &str),
+) {
+    if let Some(run) = literal_fragments(shape)
+        .iter()
+        .flat_map(|fragment| prose_runs(without_line_form(fragment)))
+        .find(|run| !contract.fixes_text(run))
     {
-        found(
-            &format!("the shape {shape:?} demands words of prose"),
-            &fragment,
-        );
+        found(&format!("the shape {shape:?} demands words of prose"), &run);
     }
 }
 
-/// Whether a regex holds prose of ours: a literal run of it (after the line
-/// form) with a word that the rewording changes, which the contract's text does
-/// not have word for word.
+/// Whether a regex holds prose of ours: in a literal run of it (after the line
+/// form), a run of words that the rewording changes which the contract's text
+/// does not have word for word.
 pub fn holds_prose_of_ours(pattern: &str, contract: &ContractTexts) -> bool {
     literal_fragments(pattern).iter().any(|fragment| {
-        let fragment = without_line_form(fragment).trim();
-        reword(fragment) != fragment && !contract.fixes_text(fragment)
+        prose_runs(without_line_form(fragment))
+            .iter()
+            .any(|run| !contract.fixes_text(run))
     })
+}
+
+/// The runs of consecutive words of prose of a text (the words that the
+/// rewording changes), without the punctuation at the end of a run.
+fn prose_runs(text: &str) -> Vec<String> {
+    let mut runs = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    for word in text.split(' ').chain([""]) {
+        if !word.is_empty() && reword(word) != word {
+            run.push(word);
+        } else if !run.is_empty() {
+            let joined = run.join(" ");
+            runs.push(
+                joined
+                    .trim_end_matches([',', '.', ':', ';', '!', '?'])
+                    .to_owned(),
+            );
+            run.clear();
+        }
+    }
+    runs
 }
 
 /// A run of literal characters without the line form `mcp-bridge-vscode:
@@ -326,7 +360,7 @@ fn without_line_form(fragment: &str) -> &str {
     static FORM: OnceLock<Regex> = OnceLock::new();
     let form = FORM.get_or_init(|| {
         Regex::new(&format!(
-            "^{}(?: [a-z]+: (?:error|warning|info|debug):)? ?",
+            "^{}(?: [a-z_]+: (?:error|warning|info|debug):)? ?",
             regex::escape(LINE_PREFIX.trim_end())
         ))
         .expect("a valid regex")
@@ -444,6 +478,14 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_the_upstream_is_not_ours() {
+        assert!(findings(r#"{"expect_stderr":"upstream helper: cleaned up"}"#).is_empty());
+        assert!(
+            findings(r#"{"expect_stderr_match":"^upstream helper: cleaned up .+$"}"#).is_empty()
+        );
+    }
+
+    #[test]
     fn a_marked_line_with_a_fair_shape_passes() {
         assert!(findings(r#"{"expect_stderr":"mcp-bridge-vscode: vscode: error: the value of the option --log-level is not valid","ours":"^mcp-bridge-vscode: vscode: error: .*--log-level"}"#).is_empty());
     }
@@ -451,7 +493,7 @@ mod tests {
     #[test]
     fn a_shape_with_prose_of_ours_is_found() {
         let found = findings(
-            r#"{"expect_stderr":"mcp-bridge-vscode: vscode: error: the value of --log-level is not valid","ours":"^mcp-bridge-vscode: vscode: error: the value"}"#,
+            r#"{"expect_stderr":"mcp-bridge-vscode: vscode: error: the value of --log-level is not valid","ours":"^mcp-bridge-vscode: vscode: error: the worth"}"#,
         );
         assert!(
             found
@@ -519,7 +561,7 @@ mod tests {
 
     #[test]
     fn a_block_names_only_what_the_rewording_keeps() {
-        let block = r#"{"expect_raw_block":["^Usage:\\ mcp\\-bridge\\-vscode\\ \\[options\\]\\ <url>$","^\\ \\ \\-\\-name\\ <name>\\ \\ The\\ server\\ name$"]"#;
+        let block = r#"{"expect_raw_block":["^Usage:\\ mcp\\-bridge\\-vscode\\ \\[options\\]\\ <url>$","^\\ \\ \\-\\-name\\ <name>\\ \\ Ours\\ alone\\ says\\ it\\ thus$"]"#;
         assert_eq!(findings(&format!("{block}}}")).len(), 1);
         assert!(
             findings(&format!(
@@ -531,6 +573,23 @@ mod tests {
             r#"{block},"ours":{{"names":["server","--log-level"]}}}}"#
         ));
         assert_eq!(found.len(), 2, "{found:?}");
+    }
+
+    #[test]
+    fn a_regex_of_a_row_of_the_contract_holds_no_prose_of_ours() {
+        let contract = ContractTexts::of_contract();
+        assert!(!holds_prose_of_ours(
+            r"^mcp-bridge-vscode: sign in at https://127\.0\.0\.1:[0-9]+/authorize\?response_type=code&.*$",
+            contract
+        ));
+        assert!(holds_prose_of_ours(
+            r"^mcp-bridge-vscode: bridge: info: the tokens are in encrypted files in $RUN_DIR/x$",
+            contract
+        ));
+        assert_eq!(
+            prose_runs("the a-b of xy, yz zq: 3"),
+            ["the", "of xy, yz zq"]
+        );
     }
 
     #[test]

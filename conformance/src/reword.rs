@@ -63,9 +63,12 @@ pub fn reword_stderr_line(line: &str, contract: &ContractTexts) -> String {
     }
 }
 
-/// A scope or a level of a line: one lowercase word.
+/// A scope or a level of a line: one lowercase word (`_` may join its parts).
 fn is_name(word: &str) -> bool {
-    !word.is_empty() && word.bytes().all(|byte| byte.is_ascii_lowercase())
+    !word.is_empty()
+        && word
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte == b'_')
 }
 
 /// An error message or detail as another implementation could write it, unless
@@ -163,6 +166,13 @@ mod tests {
                 contract()
             ),
             "mcp-bridge-vscode: vscode: error: eht eulav fo --log-level si ton dilav"
+        );
+        assert_eq!(
+            reword_stderr_line(
+                "mcp-bridge-vscode: mcp_router: warning: dropped a frame",
+                contract()
+            ),
+            "mcp-bridge-vscode: mcp_router: warning: deppord a emarf"
         );
     }
 
