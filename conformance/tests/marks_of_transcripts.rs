@@ -37,3 +37,35 @@ fn every_exact_text_of_ours_is_marked_with_a_fair_shape() {
         findings.join("\n")
     );
 }
+
+/// The names that the help block of `file` demands in `--contract`.
+fn help_names(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(transcripts_dir().join(file)).expect("the transcript");
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|step| step.get("expect_raw_block").is_some())
+        .flat_map(|step| {
+            step.pointer("/ours/names")
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|name| name.as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn the_help_texts_must_name_each_option_the_contract_gives_them() {
+    let contract = ContractTexts::of_contract();
+    let help = help_names("m1/cli-help.jsonl");
+    for option in contract.options() {
+        assert!(help.iter().any(|name| name == option), "--help: {option}");
+    }
+    let logout_help = help_names("m4/logout-help.jsonl");
+    for option in contract.logout_options() {
+        assert!(
+            logout_help.iter().any(|name| name == option),
+            "logout --help: {option}"
+        );
+    }
+}

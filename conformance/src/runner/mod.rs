@@ -223,14 +223,22 @@ impl<'a> Run<'a> {
     /// A regex of a step with the placeholders of the fixture over HTTPS in place
     /// (`$AUTH_PORT`, a port the run chose), as their values spell them.
     fn resolved(&self, line: usize, regex: &Regex) -> Result<Regex, Failure> {
-        let Some(https) = &self.https else {
-            return Ok(regex.clone());
-        };
-        let pattern = https.resolve(regex.as_str());
+        let pattern = self.resolved_text(regex.as_str());
         if pattern == regex.as_str() {
             return Ok(regex.clone());
         }
         Regex::new(&pattern).map_err(at(line))
+    }
+
+    /// A text of a step with the names of the implementation's paths
+    /// (`$TOKEN_DIR`, `$KEYCHAIN_SERVICE`) and the placeholders of the fixture
+    /// over HTTPS in place.
+    fn resolved_text(&self, text: &str) -> String {
+        let text = self.env.product_paths.resolve(text);
+        match &self.https {
+            Some(https) => https.resolve(&text),
+            None => text,
+        }
     }
 
     fn timeout(&self, step: &Step) -> Duration {
@@ -355,7 +363,7 @@ impl<'a> Run<'a> {
                 stderr,
             } => self.upstream_grandchild(line, *clean_up_ms, stderr).await,
             StepKind::ExpectStderr(text) => {
-                let text = text.clone();
+                let text = self.resolved_text(text);
                 self.expect_stderr(
                     line,
                     deadline,

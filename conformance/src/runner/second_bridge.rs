@@ -108,13 +108,10 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Expected lines with the placeholders of the fixture over HTTPS replaced
-    /// (`$RUN_DIR` in a path that a line names).
+    /// Expected lines with the placeholders replaced (`$RUN_DIR/$TOKEN_DIR` in a
+    /// path that a line names).
     fn resolved_lines(&self, lines: &[String]) -> Vec<String> {
-        match &self.https {
-            Some(https) => lines.iter().map(|line| https.resolve(line)).collect(),
-            None => lines.to_vec(),
-        }
+        lines.iter().map(|line| self.resolved_text(line)).collect()
     }
 
     /// `program` with `args` (the placeholders of the fixture over HTTPS replaced)
