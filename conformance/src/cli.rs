@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--junit FILE] [--contract]
-//!                 [--jobs N] [--fail-fast] [--dir DIR]
+//!                 [--token-dir PATH] [--keychain-service NAME] [--jobs N] [--fail-fast] [--dir DIR]
 //!                 [--bridge PATH] [--fixture PATH] [--embedded PATH] [FILES...]
 //! mcp-conformance replay [--bridge PATH] [--fixture PATH] [--embedded PATH] FILE
 //! mcp-conformance contract --run RUN.json  (prints docs/contract.md)
