@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! mcp-conformance [run] [--milestone M] [--item ID] [--json | --markdown] [--junit FILE] [--contract]
-//!                 [--jobs N] [--fail-fast] [--dir DIR]
+//!                 [--token-dir PATH] [--keychain-service NAME] [--jobs N] [--fail-fast] [--dir DIR]
 //!                 [--bridge PATH] [--fixture PATH] [--embedded PATH] [FILES...]
 //! mcp-conformance replay [--bridge PATH] [--fixture PATH] [--embedded PATH] FILE
 //! mcp-conformance contract --run RUN.json  (prints docs/contract.md)
@@ -85,6 +85,15 @@ struct RunArgs {
     /// faults of a debug build) are skipped as not applicable.
     #[arg(long)]
     contract: bool,
+    /// The token directory of the bridge's file store under XDG_STATE_HOME, which
+    /// the transcripts name $TOKEN_DIR (the contract leaves its name to the
+    /// implementation).
+    #[arg(long, value_name = "PATH", default_value = crate::product_paths::TOKEN_DIR)]
+    token_dir: String,
+    /// The service of the bridge's keychain items, which the transcripts name
+    /// $KEYCHAIN_SERVICE.
+    #[arg(long, value_name = "NAME", default_value = crate::product_paths::KEYCHAIN_SERVICE)]
+    keychain_service: String,
     /// Also write the outcomes as JUnit XML to this file: one test case per
     /// transcript, one suite per milestone (and recorded/).
     #[arg(long, value_name = "FILE")]
@@ -177,6 +186,7 @@ fn environment(
     dir: &std::path::Path,
     with_embedded: bool,
     named: Named,
+    product_paths: crate::product_paths::ProductPaths,
 ) -> Result<Env, SetupError> {
     let schemas = Schemas::load(&dir.join("schema"))?;
     let relay = std::env::current_exe().map_err(SetupError::OwnPath)?;
@@ -185,6 +195,7 @@ fn environment(
         bins,
         schemas: Arc::new(schemas),
         bridge_env: Vec::new(),
+        product_paths,
     })
 }
 
@@ -232,7 +243,16 @@ async fn run(args: RunArgs) -> i32 {
             .as_ref()
             .is_ok_and(|t| t.header.upstream == crate::format::Upstream::Embedded)
     });
-    let env = match environment(&dir, needs_embedded, args.executables.named()) {
+    let product_paths = crate::product_paths::ProductPaths {
+        token_dir: args.token_dir,
+        keychain_service: args.keychain_service,
+    };
+    let env = match environment(
+        &dir,
+        needs_embedded,
+        args.executables.named(),
+        product_paths,
+    ) {
         Ok(env) => env,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");
@@ -337,7 +357,7 @@ async fn replay(file: PathBuf, dir: Option<PathBuf>, named: Named) -> i32 {
         return 2;
     };
     let needs_embedded = transcript.header.upstream == crate::format::Upstream::Embedded;
-    let env = match environment(&dir, needs_embedded, named) {
+    let env = match environment(&dir, needs_embedded, named, Default::default()) {
         Ok(env) => env,
         Err(message) => {
             eprintln!("mcp-conformance: {message}");

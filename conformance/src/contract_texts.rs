@@ -77,6 +77,20 @@ impl ContractTexts {
     pub fn options(&self) -> impl Iterator<Item = &str> {
         self.options.iter().map(String::as_str)
     }
+
+    /// The options that the contract gives logout ("logout takes --account, ...
+    /// and --log-level."), each of which `logout --help` names.
+    pub fn logout_options(&self) -> Vec<&str> {
+        let Some(start) = self.text.find("logout takes ") else {
+            return Vec::new();
+        };
+        let sentence = self.text[start..].split(". ").next().unwrap_or_default();
+        sentence
+            .split([' ', ','])
+            .map(|word| word.trim_end_matches('.'))
+            .filter(|word| word.starts_with("--"))
+            .collect()
+    }
 }
 
 /// The first cells of the table under "Messages in the Output channel" that are
@@ -240,6 +254,22 @@ mod tests {
             assert!(options.contains(&option), "{option} in {options:?}");
         }
         assert_eq!(options.len(), 19, "{options:?}");
+    }
+
+    #[test]
+    fn logout_takes_the_options_the_contract_gives_it() {
+        assert_eq!(
+            texts().logout_options(),
+            [
+                "--account",
+                "--all",
+                "--redirect-port",
+                "--token-store",
+                "--token-key-file",
+                "--ca-file",
+                "--log-level"
+            ]
+        );
     }
 
     #[test]

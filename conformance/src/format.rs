@@ -193,6 +193,13 @@ pub enum StepKind {
     ExpectUnordered(Vec<Value>),
     /// The next stdout line is not JSON and matches the regex (`--help`, `--version`).
     ExpectRaw(Regex),
+    /// The next stdout lines are not JSON and match these regexes, one each, in
+    /// order (a whole text such as `--help`).
+    ExpectRawBlock(Vec<Regex>),
+    /// The rest of stdout, to its end, is lines that are not JSON and that name
+    /// each of these (an `expect_raw_block` marked `"ours"` in `--contract`: the
+    /// options of a `--help`, as another implementation lays them out).
+    ExpectRawNames(Vec<String>),
     /// No frame on stdout for this long.
     ExpectSilence(u64),
     /// The next frame that the bridge writes to the upstream matches.
@@ -213,6 +220,9 @@ pub enum StepKind {
         args: Vec<String>,
         code: i32,
         stderr: Vec<String>,
+        /// In `--contract`, the shape of each line that is this implementation's
+        /// (`None`: the line stays exact), from the mark `"ours"`.
+        shapes: Option<Vec<Option<Regex>>>,
     },
     /// What another program or the user does on the machine between two runs of
     /// the bridge (damage a token file, delete a keychain item): this command,
@@ -750,6 +760,15 @@ fn parse_step(
             _ => return Err(shape("expect_unordered", "an array of frames")),
         },
         "expect_raw" => StepKind::ExpectRaw(regex_of(&value)?),
+        "expect_raw_block" => StepKind::ExpectRawBlock(
+            value
+                .as_array()
+                .filter(|lines| !lines.is_empty())
+                .ok_or_else(|| shape("expect_raw_block", "an array of regexes"))?
+                .iter()
+                .map(regex_of)
+                .collect::<Result<_, _>>()?,
+        ),
         "expect_silence_ms" => StepKind::ExpectSilence(millis_of(&value)?),
         "upstream_expect" => {
             if matches!(header.upstream, Upstream::None | Upstream::Embedded) {
@@ -788,6 +807,7 @@ fn parse_step(
                     .and_then(|code| i32::try_from(code).ok())
                     .ok_or_else(|| needs("run_bridge", "an exit code \"code\""))?,
                 stderr: string_list(object.get("stderr"), "run_bridge.stderr")?,
+                shapes: None,
             }
         }
         "run" => {
@@ -925,12 +945,13 @@ fn parse_step(
         .as_ref()
         .map(|ours| marks::relaxed(&kind, ours))
         .transpose()?;
+    let marked_texts = ours.as_ref().map_or(0, |ours| marks::count(&kind, ours));
     Ok(Some(Step {
         line,
         kind,
         within_ms,
         contract_kind,
-        marked_texts: ours.as_ref().map_or(0, marks::count),
+        marked_texts,
     }))
 }
 

@@ -36,7 +36,10 @@
 //!   with `url_host`); `$CA_FILE`: the fixture's CA certificate; `$AUTH_PORT`: the port of the
 //!   authorization server of `--separate-authorization-server`;
 //!   `$PRIVATE_KEY_FILE`: a key file of the file store (64 hexadecimal digits and a
-//!   line break, mode 0600 on POSIX) outside `$RUN_DIR`, for `--token-key-file`.
+//!   line break, mode 0600 on POSIX) outside `$RUN_DIR`, for `--token-key-file`;
+//!   `$TOKEN_DIR`: the token directory of the bridge under `XDG_STATE_HOME`, and
+//!   `$KEYCHAIN_SERVICE`: the service of its keychain items (the run's
+//!   `--token-dir` and `--keychain-service`, [`crate::product_paths`]).
 //!
 //! Each browser script writes what it got and its verdict to a log that the runner
 //! reads ([`BrowserRun`]): a script that refuses its URL (anything but a start URL)
@@ -126,6 +129,8 @@ pub enum BrowserError {
 pub struct HttpsUpstream {
     pub url: String,
     pub ca_file: String,
+    /// The names of the implementation's own paths (`$TOKEN_DIR`, `$KEYCHAIN_SERVICE`).
+    product_paths: crate::product_paths::ProductPaths,
     /// The folder of the browser scripts, which lives as long as the fixture.
     scripts: PathBuf,
     fixture: PathBuf,
@@ -157,6 +162,7 @@ impl HttpsUpstream {
         env: &[(String, String)],
         url_host: Option<&str>,
         url_query: Option<&str>,
+        product_paths: crate::product_paths::ProductPaths,
     ) -> Result<Self, HttpsUpstreamError> {
         let names = url_host.map(|host| ["--tls-name", host]);
         let mut command = Command::new(fixture);
@@ -249,6 +255,7 @@ impl HttpsUpstream {
         Ok(Self {
             url,
             ca_file,
+            product_paths,
             scripts: dir.path().to_owned(),
             fixture: fixture.to_owned(),
             free_port,
@@ -300,7 +307,8 @@ impl HttpsUpstream {
             .and_then(|origin| origin.rsplit_once(':'))
             .map(|(_, port)| port.to_owned())
             .unwrap_or_default();
-        value
+        self.product_paths
+            .resolve(value)
             .replace("$AUTH_PORT", &auth_port)
             .replace("$FIXTURE_BROWSER_TWICE", &script("browser-twice"))
             .replace(

@@ -18,6 +18,9 @@ pub struct Env {
     pub schemas: Arc<Schemas>,
     /// Variables for every bridge (for example `MCP_BRIDGE_TEST_FAULT`).
     pub bridge_env: Vec<(String, String)>,
+    /// The names of the paths of the implementation under test (`$TOKEN_DIR`,
+    /// `$KEYCHAIN_SERVICE`).
+    pub product_paths: crate::product_paths::ProductPaths,
 }
 
 /// A random token so that only our relay joins our listener.
@@ -66,6 +69,7 @@ pub async fn start_bridge(transcript: &Transcript, env: &Env) -> Result<Launched
                 &header.env,
                 header.url_host.as_deref(),
                 header.url_query.as_deref(),
+                env.product_paths.clone(),
             )
             .await?,
         ),

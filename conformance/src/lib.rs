@@ -31,10 +31,12 @@
 //! - [`suite`], [`matrix`], [`outcome`]: many transcripts, their matrix, their failures.
 //! - [`junit`]: the outcomes as JUnit XML (`--junit FILE`); [`mode`]: the mode of a
 //!   run, which every output names.
-//! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line.
+//! - [`bins`], [`paths`], [`cli`]: the executables, the data folder, the command line;
+//!   [`product_paths`]: the names of the implementation's own paths (`$TOKEN_DIR`).
 //! - [`contract_page`]: docs/contract.md from the catalog and a recorded run.
 //! - [`contract_texts`]: the texts the contract fixes (its Output-channel rows, causes,
-//!   options), read from the contract the suite carries.
+//!   options), read from the contract the suite carries; [`reword`]: the rewording
+//!   rule of the tests, how another implementation could word the rest.
 #![forbid(unsafe_code)]
 
 pub mod bins;
@@ -47,14 +49,17 @@ pub mod format;
 pub mod https_upstream;
 pub mod junit;
 pub mod launch;
+pub mod marks_check;
 pub mod matchers;
 pub mod matrix;
 pub mod mode;
 pub mod outcome;
 pub mod paths;
+pub mod product_paths;
 pub mod proxy;
 pub mod relay;
 pub mod replay;
+pub mod reword;
 pub mod runner;
 pub mod schema;
 pub mod secret_service;

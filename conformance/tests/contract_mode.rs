@@ -19,7 +19,7 @@ const MARKED: [&str; 6] = [
     "m1/cli-discover-timeout-not-valid.jsonl",
     "m1/c1-copilot-discover.jsonl",
     "m2/r8-input-for-a-list.jsonl",
-    // A path with this project's name (the token directory of the file store).
+    // A line with a path of this implementation (the token directory of the file store).
     "m4/token-store-file-key-digit-case.jsonl",
 ];
 
@@ -59,7 +59,7 @@ fn reword(step: &mut Value) {
         let text = regex
             .as_str()
             .unwrap()
-            .replace("mcp-bridge-rs", "another-product");
+            .replace("encrypted files", "sealed files");
         assert_ne!(
             regex.as_str().unwrap(),
             text,
@@ -215,4 +215,20 @@ fn what_cannot_apply_to_another_bridge_is_not_applicable_in_contract_mode_only()
         "{}",
         stdout(&strict)
     );
+}
+
+#[test]
+fn the_token_directory_of_the_transcripts_comes_from_the_run() {
+    // This bridge keeps its tokens in its own directory: a run that names
+    // another one for $TOKEN_DIR looks for them where they are not.
+    let file = [transcripts_dir().join("m4/token-store-file-key-digit-case.jsonl")];
+    let elsewhere = run(&["--token-dir", "another-product/tokens"], &file);
+    assert_eq!(
+        summary(&elsewhere),
+        "0 passed, 1 failed",
+        "{}",
+        stdout(&elsewhere)
+    );
+    let named = run(&["--token-dir", "mcp-bridge-rs/vscode/tokens"], &file);
+    assert_eq!(summary(&named), "1 passed, 0 failed", "{}", stdout(&named));
 }

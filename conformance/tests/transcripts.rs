@@ -44,6 +44,7 @@ fn env() -> Result<Env, Failed> {
             bins,
             schemas: Arc::new(schemas),
             bridge_env: Vec::new(),
+            product_paths: Default::default(),
         })
     })
     .clone()

@@ -28,13 +28,21 @@ use serde_json::{Map, Value};
 #[derive(Debug, thiserror::Error)]
 pub enum MarkError {
     #[error(
-        "\"ours\" goes only with expect_stderr, expect_stderr_match, expect_raw, expect, expect_unordered, upstream_expect, upstream_expect_http and expect_report"
+        "\"ours\" goes only with expect_stderr, expect_stderr_match, expect_raw, expect_raw_block, run_bridge, expect, expect_unordered, upstream_expect, upstream_expect_http and expect_report"
     )]
     NotAnExpectation,
     #[error("\"ours\" of a line is the regex of its shape, a string")]
     LineShape,
     #[error("\"ours\" of a frame is an object of JSON pointers to the regexes of their shapes")]
     FrameShapes,
+    #[error(
+        "\"ours\" of run_bridge is a list with the shape of each stderr line (null: the line stays exact)"
+    )]
+    LinesShapes,
+    #[error("\"ours\" of expect_raw_block is {{\"names\":[...]}}: the names its text must have")]
+    BlockNames,
+    #[error("\"ours\" of expect_raw_block names {0}, which its lines do not have")]
+    BlockLacks(String),
     #[error("\"ours\" names {0}, which the expected frame does not have")]
     NoSuchMember(String),
     #[error("\"ours\" names {0}, which is not a string of the expected frame")]
@@ -60,6 +68,15 @@ pub fn relaxed(kind: &StepKind, ours: &Value) -> Result<StepKind, MarkError> {
         // Regexes, which have no text of their own to check the shape against.
         StepKind::ExpectStderrMatch(_) => Ok(StepKind::ExpectStderrMatch(line_shape(ours)?)),
         StepKind::ExpectRaw(_) => Ok(StepKind::ExpectRaw(line_shape(ours)?)),
+        StepKind::ExpectRawBlock(lines) => Ok(StepKind::ExpectRawNames(block_names(lines, ours)?)),
+        StepKind::RunBridge {
+            args, code, stderr, ..
+        } => Ok(StepKind::RunBridge {
+            args: args.clone(),
+            code: *code,
+            stderr: stderr.clone(),
+            shapes: Some(lines_shapes(stderr, ours)?),
+        }),
         StepKind::Expect(frame) => Ok(StepKind::Expect(relax_frame(frame, ours)?)),
         StepKind::UpstreamExpect(frame) => Ok(StepKind::UpstreamExpect(relax_frame(frame, ours)?)),
         StepKind::UpstreamExpectHttp(record) => {
@@ -76,11 +93,68 @@ pub fn relaxed(kind: &StepKind, ours: &Value) -> Result<StepKind, MarkError> {
     }
 }
 
-/// How many texts a mark relaxes: one for a line, one per pointer of a frame.
-pub fn count(ours: &Value) -> usize {
-    match ours {
-        Value::Object(pointers) => pointers.len(),
+/// How many texts a mark relaxes: one for a line, one per pointer of a frame,
+/// one per shape of the lines of `run_bridge`, each line of a block.
+pub fn count(kind: &StepKind, ours: &Value) -> usize {
+    match (kind, ours) {
+        (StepKind::ExpectRawBlock(lines), _) => lines.len(),
+        (_, Value::Array(shapes)) => shapes.iter().filter(|shape| !shape.is_null()).count(),
+        (_, Value::Object(pointers)) => pointers.len(),
         _ => 1,
+    }
+}
+
+/// The shapes of the stderr lines of `run_bridge`: one for each line, a regex
+/// that must accept it or null for a line that stays exact.
+fn lines_shapes(lines: &[String], ours: &Value) -> Result<Vec<Option<Regex>>, MarkError> {
+    let shapes = ours.as_array().ok_or(MarkError::LinesShapes)?;
+    if shapes.len() != lines.len() {
+        return Err(MarkError::LinesShapes);
+    }
+    lines
+        .iter()
+        .zip(shapes)
+        .map(|(line, shape)| match shape {
+            Value::Null => Ok(None),
+            Value::String(pattern) => {
+                let shape = regex(pattern)?;
+                accepts(&shape, line)?;
+                Ok(Some(shape))
+            }
+            _ => Err(MarkError::LinesShapes),
+        })
+        .collect()
+}
+
+/// The names that the text of an `expect_raw_block` must have in `--contract`:
+/// each must be in one of its lines (a line of the block is a regex; its
+/// literal text when it is one).
+fn block_names(lines: &[Regex], ours: &Value) -> Result<Vec<String>, MarkError> {
+    let names: Vec<String> = ours
+        .get("names")
+        .and_then(Value::as_array)
+        .filter(|names| !names.is_empty())
+        .ok_or(MarkError::BlockNames)?
+        .iter()
+        .map(|name| {
+            name.as_str()
+                .map(str::to_owned)
+                .ok_or(MarkError::BlockNames)
+        })
+        .collect::<Result<_, _>>()?;
+    let text: Vec<String> = lines
+        .iter()
+        .map(|line| {
+            crate::marks_check::literal_line(line.as_str())
+                .unwrap_or_else(|| line.as_str().to_owned())
+        })
+        .collect();
+    match names
+        .iter()
+        .find(|name| !text.iter().any(|line| line.contains(name.as_str())))
+    {
+        Some(lacking) => Err(MarkError::BlockLacks(lacking.clone())),
+        None => Ok(names),
     }
 }
 
@@ -204,7 +278,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601,
                 "message": "$regex:^.+$", "data": {"cause": "$regex:^[a-z_]+$"}}})
         );
-        assert_eq!(count(&ours), 2);
+        assert_eq!(count(&StepKind::CloseStdin, &ours), 2);
     }
 
     #[test]
@@ -215,6 +289,58 @@ mod tests {
             panic!("not unordered");
         };
         assert_eq!(frames[1], json!({"m": "$regex:^\\$x$"}));
+    }
+
+    #[test]
+    fn a_marked_block_becomes_the_names_its_text_must_have() {
+        let lines = vec![
+            Regex::new(r"^Usage:\ mcp\-bridge\-vscode\ \[options\]$").unwrap(),
+            Regex::new(r"^\ \ \-\-name\ <name>\ \ The\ name$").unwrap(),
+        ];
+        let kind = StepKind::ExpectRawBlock(lines);
+        let ours = json!({"names": ["mcp-bridge-vscode", "--name"]});
+        let StepKind::ExpectRawNames(names) = relaxed(&kind, &ours).unwrap() else {
+            panic!("not the names");
+        };
+        assert_eq!(names, ["mcp-bridge-vscode", "--name"]);
+        assert_eq!(count(&kind, &ours), 2);
+        assert!(matches!(
+            relaxed(&kind, &json!({"names": ["--log-level"]})),
+            Err(MarkError::BlockLacks(_))
+        ));
+        assert!(matches!(
+            relaxed(&kind, &json!(["--name"])),
+            Err(MarkError::BlockNames)
+        ));
+    }
+
+    #[test]
+    fn marked_lines_of_run_bridge_get_their_shapes_and_the_others_stay() {
+        let kind = StepKind::RunBridge {
+            args: vec!["logout".into()],
+            code: 0,
+            stderr: vec!["a: x: info: ours".into(), "a: x: info: theirs".into()],
+            shapes: None,
+        };
+        let ours = json!(["^a: x: info: ", null]);
+        let StepKind::RunBridge {
+            shapes: Some(shapes),
+            ..
+        } = relaxed(&kind, &ours).unwrap()
+        else {
+            panic!("no shapes");
+        };
+        assert_eq!(shapes[0].as_ref().map(Regex::as_str), Some("^a: x: info: "));
+        assert!(shapes[1].is_none());
+        assert_eq!(count(&kind, &ours), 1);
+        assert!(matches!(
+            relaxed(&kind, &json!(["^a: "])),
+            Err(MarkError::LinesShapes)
+        ));
+        assert!(matches!(
+            relaxed(&kind, &json!(["^b", null])),
+            Err(MarkError::RefusesItsText { .. })
+        ));
     }
 
     #[test]

@@ -127,6 +127,47 @@ impl Run<'_> {
         }
     }
 
+    /// An `expect_raw_block` in the contract's terms: every stdout line to the
+    /// end of stdout is not JSON, and together they name each of `names`.
+    pub(super) async fn expect_raw_names(
+        &mut self,
+        line: usize,
+        names: &[String],
+        deadline: Instant,
+    ) -> Result<(), Failure> {
+        let fail = |message: String| Failure::at(line, message);
+        let peer = self.peer().map_err(at(line))?;
+        let mut text = String::new();
+        while let Some(received) = recv(peer, deadline).await {
+            match received.raw {
+                Some(raw) => {
+                    text.push_str(&raw);
+                    text.push('\n');
+                }
+                None => {
+                    return Err(fail(format!(
+                        "expected a text line, got the frame {}",
+                        received.frame
+                    )));
+                }
+            }
+        }
+        if !peer.stdout_closed() {
+            return Err(fail("stdout did not end in time".to_owned()));
+        }
+        let missing: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|name| !text.contains(name))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(fail(format!("stdout does not name {}", missing.join(", ")))
+                .with_detail(format!("stdout:\n{text}")))
+        }
+    }
+
     /// `expect_silence_ms`: no frame for `ms` milliseconds.
     pub(super) async fn expect_silence(&mut self, line: usize, ms: u64) -> Result<(), Failure> {
         let until = Instant::now() + Duration::from_millis(ms);

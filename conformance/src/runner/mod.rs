@@ -223,14 +223,22 @@ impl<'a> Run<'a> {
     /// A regex of a step with the placeholders of the fixture over HTTPS in place
     /// (`$AUTH_PORT`, a port the run chose), as their values spell them.
     fn resolved(&self, line: usize, regex: &Regex) -> Result<Regex, Failure> {
-        let Some(https) = &self.https else {
-            return Ok(regex.clone());
-        };
-        let pattern = https.resolve(regex.as_str());
+        let pattern = self.resolved_text(regex.as_str());
         if pattern == regex.as_str() {
             return Ok(regex.clone());
         }
         Regex::new(&pattern).map_err(at(line))
+    }
+
+    /// A text of a step with the names of the implementation's paths
+    /// (`$TOKEN_DIR`, `$KEYCHAIN_SERVICE`) and the placeholders of the fixture
+    /// over HTTPS in place.
+    fn resolved_text(&self, text: &str) -> String {
+        let text = self.env.product_paths.resolve(text);
+        match &self.https {
+            Some(https) => https.resolve(&text),
+            None => text,
+        }
     }
 
     fn timeout(&self, step: &Step) -> Duration {
@@ -298,6 +306,13 @@ impl<'a> Run<'a> {
                 self.expect_unordered(line, expected, deadline).await
             }
             StepKind::ExpectRaw(regex) => self.expect_raw(line, regex, deadline).await,
+            StepKind::ExpectRawBlock(regexes) => {
+                for regex in regexes {
+                    self.expect_raw(line, regex, deadline).await?;
+                }
+                Ok(())
+            }
+            StepKind::ExpectRawNames(names) => self.expect_raw_names(line, names, deadline).await,
             StepKind::ExpectSilence(ms) => self.expect_silence(line, *ms).await,
             StepKind::UpstreamExpect(expected) => {
                 self.upstream_expect(line, expected, deadline).await
@@ -310,8 +325,14 @@ impl<'a> Run<'a> {
                 self.expect_proxy(line, &regex, deadline).await
             }
             StepKind::ExpectNoProxy => self.expect_no_proxy(line),
-            StepKind::RunBridge { args, code, stderr } => {
-                self.run_bridge(line, args, *code, stderr, deadline).await
+            StepKind::RunBridge {
+                args,
+                code,
+                stderr,
+                shapes,
+            } => {
+                self.run_bridge(line, args, *code, stderr, shapes.as_deref(), deadline)
+                    .await
             }
             StepKind::Run { command, stdout } => {
                 self.run_command(line, command, stdout.as_deref(), deadline)
@@ -342,7 +363,7 @@ impl<'a> Run<'a> {
                 stderr,
             } => self.upstream_grandchild(line, *clean_up_ms, stderr).await,
             StepKind::ExpectStderr(text) => {
-                let text = text.clone();
+                let text = self.resolved_text(text);
                 self.expect_stderr(
                     line,
                     deadline,
