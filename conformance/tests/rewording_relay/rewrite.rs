@@ -53,27 +53,44 @@ pub struct Rewording {
 }
 
 impl Rewording {
+    /// Whether every line passes as it is (`--no-rewording` and no break).
+    fn passes_all(&self) -> bool {
+        !self.reword && self.broken.is_none()
+    }
+
     /// A line of the bridge's stdout (with its end, if any) as the relay passes it.
     pub fn stdout_line(&self, line: &[u8]) -> Vec<u8> {
+        if self.passes_all() {
+            return line.to_vec();
+        }
         rewritten(line, |text| self.stdout_text(text))
     }
 
     /// A line of the bridge's stderr (with its end, if any) as the relay passes it.
     pub fn stderr_line(&self, line: &[u8]) -> Vec<u8> {
+        if self.passes_all() {
+            return line.to_vec();
+        }
         rewritten(line, |text| self.stderr_text(text))
     }
 
-    /// A stdout line without its end: `None` when it stays as it is.
+    /// A stdout line without its end: `None` when it stays as it is. Only a
+    /// frame that names an `error` is parsed (a frame may be 64 MiB).
     fn stdout_text(&self, text: &str) -> Option<String> {
-        match serde_json::from_str::<Value>(text) {
-            Ok(mut frame) => self
+        if text.trim_start().starts_with(['{', '[']) {
+            if !text.contains("\"error\"") {
+                return None;
+            }
+            // A frame that is not valid JSON is the client's to judge, as it is.
+            let mut frame = serde_json::from_str::<Value>(text).ok()?;
+            return self
                 .error_response(&mut frame)
                 .then(|| serde_json::to_string(&frame).ok())
-                .flatten(),
-            // A frame that is not valid JSON is the client's to judge, as it is.
-            Err(_) if text.trim_start().starts_with(['{', '[']) => None,
-            Err(_) if self.reword => changed(text, reword(text)),
-            Err(_) => None,
+                .flatten();
+        }
+        match self.reword {
+            true => changed(text, reword(text)),
+            false => None,
         }
     }
 
