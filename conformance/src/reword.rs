@@ -49,8 +49,16 @@ pub fn reword_cause(cause: &str) -> String {
 /// not the bridge's (an upstream's) stays.
 pub fn reword_stderr_line(line: &str, contract: &ContractTexts) -> String {
     if contract.fixes_line(line) {
-        return line.to_owned();
+        line.to_owned()
+    } else {
+        reword_bridge_line(line)
     }
+}
+
+/// A stderr line with its text reworded whether or not the contract fixes it
+/// (a line of the bridge keeps its prefix, scope and level; another line stays):
+/// what a bridge that breaks a row of the contract would write.
+pub fn reword_bridge_line(line: &str) -> String {
     let Some(rest) = line.strip_prefix(LINE_PREFIX) else {
         return line.to_owned();
     };
