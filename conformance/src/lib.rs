@@ -57,6 +57,7 @@ pub mod outcome;
 pub mod paths;
 pub mod product_paths;
 pub mod proxy;
+pub mod regex_sample;
 pub mod relay;
 pub mod replay;
 pub mod reword;

@@ -25,6 +25,7 @@
 //! of the exact text it relaxes.
 
 use crate::contract_texts::{ContractTexts, LINE_PREFIX};
+use crate::regex_sample::sample_of;
 use crate::reword::{reword, reword_named_cause, reword_stderr_line, reword_text};
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -165,15 +166,44 @@ fn check_line_regex(
         && literal_fragments(pattern).first().is_some_and(|start| {
             !LINE_PREFIX.starts_with(start.as_str()) && !is_the_bridges(start)
         });
+    let reword_line = |line: &str| match kind {
+        "expect_stderr_match" => reword_stderr_line(line, contract),
+        _ => reword(line),
+    };
+    let reworded = reworded_sample(pattern, reword_line);
     match ours.and_then(Value::as_str) {
-        Some(shape) => check_shape_demands_no_prose(shape, contract, found),
+        Some(shape) => match reworded {
+            Some(Some(reworded)) => check_shape(shape, &reworded, contract, found),
+            _ => check_shape_demands_no_prose(shape, contract, found),
+        },
         None if kind == "expect_stderr_match" && anchored_elsewhere => {}
-        None if holds_prose_of_ours(pattern, contract) => found(
-            &format!("a regex of {kind} with prose of ours without \"ours\""),
-            pattern,
-        ),
+        None if reworded
+            .map_or_else(|| holds_prose_of_ours(pattern, contract), |r| r.is_some()) =>
+        {
+            found(
+                &format!("a regex of {kind} with prose of ours without \"ours\""),
+                pattern,
+            )
+        }
         None => {}
     }
+}
+
+/// Whether a regex still matches once the rewording relay has worded a text it
+/// matches: `None` when the regex has no sample ([`sample_of`]), `Some(None)`
+/// when it still matches (it holds no prose of ours), and `Some(Some(text))`
+/// with the reworded text that it refuses.
+fn reworded_sample(pattern: &str, reword: impl Fn(&str) -> String) -> Option<Option<String>> {
+    // A placeholder of the run (`$FREE_PORT`, `$RUN_DIR`) is text by the time the
+    // regex is matched.
+    static PLACEHOLDER: OnceLock<Regex> = OnceLock::new();
+    let placeholder =
+        PLACEHOLDER.get_or_init(|| Regex::new(r"\$[A-Z][A-Z_]*").expect("a valid regex"));
+    let pattern = placeholder.replace_all(pattern, "1");
+    let sample = sample_of(&pattern)?;
+    let regex = Regex::new(&pattern).ok()?;
+    let reworded = reword(&sample);
+    Some((!regex.is_match(&reworded)).then_some(reworded))
 }
 
 fn check_block(
@@ -187,10 +217,10 @@ fn check_block(
         .and_then(|ours| ours.get("names"))
         .and_then(Value::as_array)
     else {
-        if let Some(pattern) = patterns
-            .iter()
-            .find(|pattern| holds_prose_of_ours(pattern, contract))
-        {
+        if let Some(pattern) = patterns.iter().find(|pattern| {
+            reworded_sample(pattern, reword)
+                .map_or_else(|| holds_prose_of_ours(pattern, contract), |r| r.is_some())
+        }) {
             found(
                 "a line of expect_raw_block with prose of ours without \"ours\"",
                 pattern,
@@ -271,11 +301,21 @@ fn check_frame(
             }
             Some(text) => (!contract.fixes_text(text)).then(|| reword_text(text, contract)),
             None => match expected.strip_prefix("$regex:") {
-                Some(pattern) if is_cause => literal_fragments(pattern)
-                    .iter()
-                    .any(|fragment| !contract.fixes_cause(fragment.trim()))
-                    .then(String::new),
-                Some(pattern) => holds_prose_of_ours(pattern, contract).then(String::new),
+                Some(pattern) => {
+                    let reworded = if is_cause {
+                        reworded_sample(pattern, |cause| reword_named_cause(cause, contract))
+                    } else {
+                        reworded_sample(pattern, |text| reword_text(text, contract))
+                    };
+                    match reworded {
+                        Some(reworded) => reworded,
+                        None if is_cause => literal_fragments(pattern)
+                            .iter()
+                            .any(|fragment| !contract.fixes_cause(fragment.trim()))
+                            .then(String::new),
+                        None => holds_prose_of_ours(pattern, contract).then(String::new),
+                    }
+                }
                 None => None,
             },
         };
@@ -537,6 +577,26 @@ mod tests {
         );
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(findings(r#"{"expect_raw":"^mcp-bridge-vscode [0-9]+\\.[0-9]+"}"#).is_empty());
+    }
+
+    #[test]
+    fn a_regex_is_exact_when_it_refuses_the_rewording_of_a_text_it_matches() {
+        // Each word is in the contract's text, and "sign-in" splits the prose,
+        // but the line is no row: the relay rewords it, and the regex refuses that.
+        let line = r#"{"expect_stderr_match":"^mcp-bridge-vscode: bridge: warning: the sign-in failed: .+$"}"#;
+        assert_eq!(findings(line).len(), 1, "{:?}", findings(line));
+        let detail = r#"{"expect":{"id":1,"error":{"code":-32603,"message":"$string","data":{"detail":"$regex:^port [0-9]+$"}}}}"#;
+        assert_eq!(findings(detail).len(), 1, "{:?}", findings(detail));
+        // A placeholder of the run is a name, which the relay keeps.
+        let row = r#"{"expect_stderr_match":"^mcp-bridge-vscode: bridge: warning: Another program uses the redirect port $FREE_PORT\\. .*$"}"#;
+        assert!(findings(row).is_empty(), "{:?}", findings(row));
+        // A shape must accept the rewording of a text that the regex it relaxes matches.
+        let shape = r#"{"expect_stderr_match":"^mcp-bridge-vscode: bridge: warning: the sign-in failed: .+$","ours":"^mcp-bridge-vscode: bridge: warning: the sign-in failed: .+$"}"#;
+        assert!(
+            findings(shape)
+                .iter()
+                .any(|f| f.what.contains("refuses the reworded text"))
+        );
     }
 
     #[test]
