@@ -219,22 +219,24 @@ fn response(
 
 /// Which of the unanswered requests with the id of a response it answers, when
 /// the id is shared (a request with the id of one in flight): a ping or a
-/// server/discover is answered at once in every state (R2, C1); a duplicate_id
-/// error answers the newest; anything else the oldest.
+/// server/discover is answered at once in every state (R2, C1); an "invalid
+/// request" error (-32600) answers the newest, the request that came with the
+/// id of one in flight (known by its code, which any implementation keeps, not by
+/// this bridge's cause `duplicate_id`); anything else the oldest.
 fn pairing(methods: &[Option<String>], response: &Map<String, Value>) -> usize {
+    const INVALID_REQUEST: i64 = -32600;
     let at_once = methods
         .iter()
         .position(|m| matches!(m.as_deref(), Some("ping" | "server/discover")));
     if let Some(index) = at_once {
         return index;
     }
-    let duplicate = response
+    let rejected = response
         .get("error")
-        .and_then(|e| e.get("data"))
-        .and_then(|d| d.get("cause"))
-        .and_then(Value::as_str)
-        == Some("duplicate_id");
-    if duplicate { methods.len() - 1 } else { 0 }
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_i64)
+        == Some(INVALID_REQUEST);
+    if rejected { methods.len() - 1 } else { 0 }
 }
 
 /// The members of revision 2026-07-28 that never reach VS Code, and the shapes of
@@ -481,4 +483,34 @@ fn bridge_request(
         }
     };
     report.validate(Revision::Client, def, frame, frame);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pairing;
+    use serde_json::{Map, Value, json};
+
+    fn object(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().expect("an object")
+    }
+
+    #[test]
+    fn a_request_with_the_id_of_one_in_flight_is_known_by_its_code_not_by_a_cause() {
+        let methods = [Some("tools/call".to_owned()), Some("tools/list".to_owned())];
+        // The cause as another implementation names it.
+        let rejected = object(json!({"id": 7, "error": {"code": -32600, "message": "no",
+            "data": {"cause": "di_etacilpud"}}}));
+        assert_eq!(pairing(&methods, &rejected), 1);
+        let answered = object(json!({"id": 7, "result": {"content": []}}));
+        assert_eq!(pairing(&methods, &answered), 0);
+    }
+
+    #[test]
+    fn ping_and_discover_are_answered_at_once() {
+        let methods = [Some("tools/call".to_owned()), Some("ping".to_owned())];
+        assert_eq!(
+            pairing(&methods, &object(json!({"id": 7, "result": {}}))),
+            1
+        );
+    }
 }
