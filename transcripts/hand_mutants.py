@@ -114,6 +114,12 @@ def runner_env():
     return env
 
 
+def under_transcripts(name):
+    """A transcript's path under transcripts/, as `caught_by` names it (a run of
+    one file names it by the path it was given)."""
+    return name.removeprefix("transcripts/")
+
+
 def named_tests(filters):
     """Each `cargo test` filter of a mutant's `cargo_tests`; the first that fails
     is the answer."""
@@ -175,7 +181,7 @@ def test_one(mutant, commit, with_tests):
                 outcome["outcome"] = "timeout"
             elif code != 0:
                 outcome["outcome"] = "caught"
-                outcome["by"] = failed_transcripts(output)[:5]
+                outcome["by"] = [under_transcripts(name) for name in failed_transcripts(output)[:5]]
             else:
                 outcome["outcome"] = "missed"
         outcome["run_s"] = round(time.monotonic() - started)
@@ -237,7 +243,7 @@ def summary(outcomes, commit):
     ] or ["- none"]
     lines += ["", "Named in `caught_by` and did not catch its mutant:", ""]
     lines += [
-        f"- `{o['name']}`: `{name}`" + (f" (caught by `{o['by'][0]}`)" if o.get("by") else "")
+        f"- `{o['name']}`: `{name}`" + (f" (caught by `{under_transcripts(o['by'][0])}`)" if o.get("by") else "")
         for o in outcomes
         for name, answer in (o.get("named") or {}).items()
         if answer == "missed"
