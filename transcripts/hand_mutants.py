@@ -341,6 +341,10 @@ def main():
         tests = f", the tests: {outcome['tests']}" if "tests" in outcome else ""
         print(f"[{number}/{len(to_test)}] {outcome['outcome']}{where}{tests}: {mutant['name']}", flush=True)
         (args.out / "summary.md").write_text(summary(outcomes, commit))
+    if to_test:
+        # The tree is restored: build the bridge it holds again, so that no mutant
+        # stays in target/ after the run.
+        build(with_embedded)
     (args.out / "summary.md").write_text(summary(outcomes, commit))
     print((args.out / "summary.md").read_text())
 
