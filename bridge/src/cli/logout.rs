@@ -439,6 +439,53 @@ mod tests {
         Url::parse(text).unwrap()
     }
 
+    /// A keychain that opens but refuses to list or delete its entries.
+    #[derive(Debug)]
+    struct Refusing;
+
+    impl TokenStore for Refusing {
+        fn kind(&self) -> store::StoreKind {
+            store::StoreKind::Keychain
+        }
+        fn load(&self, _: &EntryKey) -> Result<Option<store::StoredSignIn>, StoreError> {
+            Ok(None)
+        }
+        fn save(&self, _: &EntryKey, _: &store::StoredSignIn) -> Result<(), StoreError> {
+            Ok(())
+        }
+        fn delete(&self, _: &EntryKey) -> Result<bool, StoreError> {
+            Err(StoreError::Failed("refused".into()))
+        }
+        fn keys(&self) -> Result<Vec<EntryKey>, StoreError> {
+            Err(StoreError::Failed("refused".into()))
+        }
+    }
+
+    #[test]
+    fn a_store_that_refuses_the_deletion_fails_the_logout_of_a_url_and_of_all() {
+        let open = |_: TokenStoreChoice, _: Option<&Path>, _: &dyn Fn(&str) -> Option<String>| {
+            Ok(store::OpenedStore {
+                store: Arc::new(Refusing),
+                line: crate::catalogue::TokenStoreInfo::Keychain { service: "s" },
+            })
+        };
+        for target in [
+            LogoutTarget::All,
+            LogoutTarget::Url(url("https://mcp.example.com/mcp")),
+        ] {
+            let args = LogoutArgs {
+                target: target.clone(),
+                account: "default".into(),
+                redirect_port: DEFAULT_REDIRECT_PORT,
+                token_store: TokenStoreChoice::Keychain,
+                token_key_file: None,
+                extra_roots: Vec::new(),
+                log_level: LogLevel::Info,
+            };
+            assert_eq!(run_with(&args, &|_| None, &open), 1, "{target:?}");
+        }
+    }
+
     #[test]
     fn a_resource_covers_its_url_and_the_paths_below_it_only() {
         let target = url("https://mcp.example.com/mcp");

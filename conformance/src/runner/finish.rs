@@ -179,19 +179,22 @@ fn without_pathless_discover(
 
 /// Whether the first frame that the client sent is initialize: for an embedded
 /// server, the path of the connection (a server/discover first selects none).
+/// As for the bridge, an initialize is a request only with a string or integer
+/// id: with another id it selects rmcp's transport.
 fn first_sent_is_initialize(entries: &[harness_sim::record::Entry]) -> bool {
     use harness_sim::record::{Dir, Payload};
-    entries
+    let first = entries
         .iter()
         .filter(|entry| entry.dir == Dir::C2s)
         .find_map(|entry| match &entry.payload {
             Payload::Frame(frame) => frame
                 .get("method")
                 .and_then(serde_json::Value::as_str)
-                .filter(|method| *method != "server/discover"),
+                .filter(|method| *method != "server/discover")
+                .map(|method| (method, frame.get("id"))),
             _ => None,
-        })
-        == Some("initialize")
+        });
+    matches!(first, Some(("initialize", Some(id))) if id.is_string() || id.is_i64() || id.is_u64())
 }
 
 #[cfg(test)]
@@ -248,5 +251,25 @@ mod tests {
         ]));
         assert!(!first_sent_is_initialize(&[sent("tools/call")]));
         assert!(!first_sent_is_initialize(&[]));
+        for id in [json!(true), json!(1.5), json!(null), json!({})] {
+            let initialize = Entry {
+                t_ms: 0.0,
+                dir: Dir::C2s,
+                payload: Payload::Frame(json!({"jsonrpc":"2.0","id":id,"method":"initialize"})),
+            };
+            assert!(!first_sent_is_initialize(&[initialize]), "{id}");
+        }
+        let without_id = Entry {
+            t_ms: 0.0,
+            dir: Dir::C2s,
+            payload: Payload::Frame(json!({"jsonrpc":"2.0","method":"initialize"})),
+        };
+        assert!(!first_sent_is_initialize(&[without_id]));
+        let string_id = Entry {
+            t_ms: 0.0,
+            dir: Dir::C2s,
+            payload: Payload::Frame(json!({"jsonrpc":"2.0","id":"i","method":"initialize"})),
+        };
+        assert!(first_sent_is_initialize(&[string_id]));
     }
 }
