@@ -141,6 +141,17 @@ impl Listen {
                 .is_some_and(same)
     }
 
+    /// How many requests of VS Code are changes of subscriptions that wait for
+    /// their stream: requests in flight, as the calls are.
+    pub fn changes_in_flight(&self) -> usize {
+        self.changes.len()
+            + usize::from(
+                self.opening
+                    .as_ref()
+                    .is_some_and(|opening| opening.change.is_some()),
+            )
+    }
+
     /// Whether `id` is a stream of this machine that is still open or opening.
     pub fn is_stream(&self, id: u64) -> bool {
         self.active.as_ref().is_some_and(|a| a.id == id)

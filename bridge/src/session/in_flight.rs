@@ -50,6 +50,32 @@ impl Session {
                 .is_some_and(|listen| listen.has_change_for(&key))
     }
 
+    /// Whether a new request of VS Code is at the limit of requests in flight:
+    /// the forwarded requests and the changes of subscriptions that wait for
+    /// their stream count alike.
+    pub(super) fn at_in_flight_limit(&self) -> bool {
+        let changes = self
+            .listen
+            .as_ref()
+            .map_or(0, |listen| listen.changes_in_flight());
+        self.requests.len() + changes >= self.limits.max_in_flight
+    }
+
+    /// Refuses a new request at the limit of requests in flight: the warning
+    /// line, and `too_many_requests` at once. `None` when the request goes on.
+    pub(super) async fn refuse_at_limit(&mut self, id: Value, method: &str) -> Option<Value> {
+        if !self.at_in_flight_limit() {
+            return Some(id);
+        }
+        emit!(RequestWarning::Rejected {
+            id: &key_of(&id),
+            method
+        });
+        self.reply_error(id, BridgeError::new(Cause::TooManyRequests))
+            .await;
+        None
+    }
+
     /// The time limit of one upstream round: 1 h for tools/call and for the later
     /// rounds of prompts/get and resources/read, 120 s for the rest.
     pub(super) fn round_limit(&self, method: &str, round: u32) -> Duration {
@@ -69,16 +95,10 @@ impl Session {
         mut params: ShallowObject<'static>,
     ) {
         // `admit` has checked that no request with this id is in flight.
+        let Some(id) = self.refuse_at_limit(id, &method).await else {
+            return;
+        };
         let key = key_of(&id);
-        if self.requests.len() >= self.limits.max_in_flight {
-            emit!(RequestWarning::Rejected {
-                id: &key,
-                method: &method
-            });
-            return self
-                .reply_error(id, BridgeError::new(Cause::TooManyRequests))
-                .await;
-        }
         if self.client.is_none() || self.upstream.is_none() {
             return self
                 .reply_error(id, BridgeError::new(Cause::NotConnected))

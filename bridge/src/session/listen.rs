@@ -46,6 +46,11 @@ impl Session {
         params: Option<Map<String, Value>>,
         add: bool,
     ) {
+        let kind = if add { "subscribe" } else { "unsubscribe" };
+        let method = format!("resources/{kind}");
+        let Some(id) = self.refuse_at_limit(id, &method).await else {
+            return;
+        };
         let Some(uri) = params
             .as_ref()
             .and_then(|p| p.get("uri"))
@@ -56,7 +61,6 @@ impl Session {
             return self.reply_error(id, error).await;
         };
         let key = key_of(&id);
-        let kind = if add { "subscribe" } else { "unsubscribe" };
         emit!(BridgeDebug::NewListenStream {
             id: &key,
             change: kind

@@ -188,4 +188,43 @@ mod tests {
             ]
         );
     }
+
+    /// Every operation switches, not only the save: the first one after the stop
+    /// may be a load, a delete or a listing, and it gets the answer of the next store.
+    #[test]
+    fn the_first_operation_after_the_keychain_stops_goes_to_the_next_store_whatever_it_is() {
+        type First = fn(&KeychainFallback, &EntryKey) -> Result<(), StoreError>;
+        let firsts: [(&str, First); 4] = [
+            ("load", |store, key| {
+                store.load(key).map(|found| assert_eq!(found, None))
+            }),
+            ("delete", |store, key| {
+                store.delete(key).map(|found| assert!(!found))
+            }),
+            ("keys", |store, _| {
+                store.keys().map(|keys| assert!(keys.is_empty()))
+            }),
+            ("delete_all", |store, _| {
+                store.delete_all().map(|count| assert_eq!(count, 0))
+            }),
+        ];
+        for (name, first) in firsts {
+            let warnings = Arc::new(Mutex::new(0));
+            let counted = warnings.clone();
+            let store = KeychainFallback::with_warning(
+                Arc::new(Silent),
+                Box::new(|| {
+                    (
+                        Arc::new(MemoryStore::default()) as Arc<dyn TokenStore>,
+                        "the tokens stay in memory".to_owned(),
+                    )
+                }),
+                Box::new(move |_| *counted.lock().unwrap() += 1),
+            );
+            let key = EntryKey::new("https://x/mcp", "default", "r", ClientOption::Default);
+            assert_eq!(first(&store, &key), Ok(()), "{name}");
+            assert_eq!(store.kind(), StoreKind::Memory, "{name}");
+            assert_eq!(*warnings.lock().unwrap(), 1, "{name}");
+        }
+    }
 }
