@@ -190,6 +190,17 @@ def build_runner():
     return run(command, BUILD_LIMIT_S, cargo_env())
 
 
+def build_unmutated(with_embedded=False):
+    """The runner and the bridge of the unmutated tree, before any mutant: the
+    script stops with the build's output when either does not build."""
+    code, output, _ = build_runner()
+    if code != 0:
+        sys.exit("the runner does not build:\n" + output[-3000:])
+    code, output, _ = build(with_embedded)
+    if code != 0:
+        sys.exit("the unmutated bridge does not build:\n" + output[-3000:])
+
+
 def conformance(first=()):
     """The whole run; the transcripts that fail run once more, alone, and only
     those that fail again count: a transcript of the sign-in with a real browser
@@ -471,12 +482,7 @@ def main():
         record.write_text("".join(line + "\n" for line in kept))
     elif record.exists():
         record.unlink()
-    code, output, _ = build_runner()
-    if code != 0:
-        sys.exit("the runner does not build:\n" + output[-3000:])
-    code, output, _ = build(with_embedded)
-    if code != 0:
-        sys.exit("the unmutated bridge does not build:\n" + output[-3000:])
+    build_unmutated(with_embedded)
     code, output, _ = conformance()
     if code != 0:
         sys.exit("the conformance run fails on the unmutated bridge:\n" + output[-3000:])

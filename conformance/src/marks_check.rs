@@ -25,6 +25,7 @@
 //! of the exact text it relaxes.
 
 use crate::contract_texts::{ContractTexts, LINE_PREFIX};
+use crate::matchers::literal;
 use crate::regex_sample::sample_of;
 use crate::reword::{reword, reword_named_cause, reword_stderr_line, reword_text};
 use regex::Regex;
@@ -480,15 +481,6 @@ pub fn literal_line(pattern: &str) -> Option<String> {
         }
     }
     Some(line)
-}
-
-/// The text that an expected string matches exactly, when it is no matcher.
-fn literal(expected: &str) -> Option<&str> {
-    match expected.strip_prefix('$') {
-        None => Some(expected),
-        Some(rest) if rest.starts_with('$') => Some(rest),
-        Some(_) => None,
-    }
 }
 
 #[cfg(test)]

@@ -277,6 +277,16 @@ fn is_repeat(actual: &str, text: &str, count: usize) -> bool {
             .all(|chunk| chunk == text.as_bytes())
 }
 
+/// The text that an expected string matches exactly, when it is no matcher
+/// (`$$` is a literal `$`).
+pub fn literal(expected: &str) -> Option<&str> {
+    match expected.strip_prefix('$') {
+        None => Some(expected),
+        Some(rest) if rest.starts_with('$') => Some(rest),
+        Some(_) => None,
+    }
+}
+
 /// `8-4-4-4-12` hexadecimal digits.
 pub fn is_uuid(text: &str) -> bool {
     let groups: Vec<&str> = text.split('-').collect();

@@ -21,6 +21,7 @@
 //! own shape refuses.
 
 use super::StepKind;
+use crate::matchers::literal;
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -204,15 +205,6 @@ fn relax_frame(frame: &Value, ours: &Value) -> Result<Value, MarkError> {
         *member = Value::String(format!("$regex:{shape}"));
     }
     Ok(relaxed)
-}
-
-/// The text that an expected string matches exactly, when it is no matcher.
-fn literal(expected: &str) -> Option<&str> {
-    match expected.strip_prefix('$') {
-        None => Some(expected),
-        Some(rest) if rest.starts_with('$') => Some(rest),
-        Some(_) => None,
-    }
 }
 
 #[cfg(test)]
