@@ -211,8 +211,10 @@ struct AuthArgs {
     /// (added) also needs mcp:write (403 insufficient_scope). Serves the metadata
     /// documents, /authorize (a consent page that approves by itself), /token,
     /// /register, /fixture/client.json[?port=N], and POST /fixture/forget-clients and
-    /// /fixture/expire-tokens (204), and GET /fixture/secrets (every state, verifier,
-    /// code, token and client secret seen, and the count of code exchanges). Clients:
+    /// /fixture/expire-tokens (204), GET /fixture/secrets (every state, verifier,
+    /// code, token and client secret seen, and the count of code exchanges), and POST
+    /// /fixture/resource (204: the body, an absolute URL, becomes the resource of the
+    /// protected resource metadata). Clients:
     /// bridge-fixture-confidential (secret bridge-fixture-secret-0123456789) and
     /// bridge-fixture-public, redirect URI http://127.0.0.1/callback (any port)
     #[arg(long, visible_alias = "oauth")]

@@ -99,6 +99,9 @@ impl AuthServer {
                 resource = url.to_string();
             }
         }
+        if let Some(switched) = self.resource_switch.get() {
+            resource = switched;
+        }
         json!({
             "resource": resource,
             "authorization_servers": [authorization_server],

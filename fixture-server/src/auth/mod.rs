@@ -16,7 +16,9 @@
 //! - `GET /fixture/client.json[?port=N]` ([`cimd`]), `POST /fixture/forget-clients`
 //!   and `POST /fixture/expire-tokens` (204): switches for the tests of clients;
 //! - `GET /fixture/secrets` ([`secrets`]): every secret the server saw or issued,
-//!   so that a test can look for each in a client's log.
+//!   so that a test can look for each in a client's log;
+//! - `POST /fixture/resource` ([`resource_switch`], 204): the body, an absolute URL,
+//!   becomes the `resource` of the protected resource metadata from then on.
 //!
 //! No log line carries a token, a code, a verifier, a state or a secret.
 
@@ -32,6 +34,7 @@ pub mod metadata;
 pub mod options;
 pub mod random;
 pub mod register;
+pub mod resource_switch;
 pub mod respond;
 pub mod secrets;
 pub mod token;
@@ -69,6 +72,8 @@ pub struct AuthServer {
     pub clients: Clients,
     pub grants: Grants,
     pub secrets: secrets::Secrets,
+    /// The `resource` that `POST /fixture/resource` put in the metadata.
+    pub resource_switch: resource_switch::ResourceSwitch,
     /// The TLS client of the fetch of client ID metadata documents.
     tls: TlsConnector,
     /// How many approvals the server gave (`--hostile-redirect-after`).
@@ -100,6 +105,7 @@ impl AuthServer {
             clients: Clients::default(),
             grants: Grants::default(),
             secrets: secrets::Secrets::default(),
+            resource_switch: resource_switch::ResourceSwitch::default(),
             tls,
             approvals: AtomicU64::new(0),
         })
@@ -189,6 +195,8 @@ impl AuthServer {
             }
             "/fixture/secrets" if get => respond::json(StatusCode::OK, &self.secrets.to_json()),
             "/fixture/secrets" => respond::method_not_allowed("GET"),
+            "/fixture/resource" if post => self.switch_resource(request).await,
+            "/fixture/resource" => respond::method_not_allowed("POST"),
             _ => respond::not_found(),
         }
     }

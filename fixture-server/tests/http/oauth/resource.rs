@@ -110,6 +110,45 @@ async fn the_metadata_documents_name_the_resource_and_the_issuer() {
 }
 
 #[tokio::test]
+async fn the_resource_switch_changes_the_metadata_but_not_the_audience() {
+    let server = Server::start(&["--https", "--auth"]).await;
+    let tokens = sign_in(&server, "mcp:read").await;
+    let other = format!("{}/other", issuer(&server));
+    let response = server
+        .send_to(
+            "/fixture/resource",
+            "POST",
+            &[],
+            format!("{other}\n").into_bytes(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let metadata = body_json(get(&server, path).await).await;
+        assert_eq!(metadata["resource"], json!(other));
+    }
+    // A token issued for the MCP URL still opens it.
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(
+        call_text(&server, access, "echo", json!({"text": "a"})).await,
+        "a"
+    );
+    let refused = server
+        .send_to("/fixture/resource", "POST", &[], b"/not-absolute".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let metadata = body_json(get(&server, "/.well-known/oauth-protected-resource/mcp").await).await;
+    assert_eq!(metadata["resource"], json!(other));
+    let wrong_method = get(&server, "/fixture/resource").await;
+    assert_eq!(wrong_method.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
 async fn guarded_needs_mcp_write_and_answers_with_both_scopes() {
     let server = Server::start(&["--https", "--auth"]).await;
     let read = sign_in(&server, "mcp:read").await;
