@@ -49,11 +49,13 @@ struct Ran {
     report: String,
 }
 
-/// A run of the runner behind the relay started with `relay_options`.
+/// A run of the runner behind the relay started with `relay_options`, `jobs`
+/// transcripts at once.
 fn run_behind_relay(
     relay_options: &[&str],
     contract: bool,
     files: &[&str],
+    jobs: usize,
 ) -> Result<Vec<Ran>, Failed> {
     let folder = tempfile::tempdir().map_err(|error| error.to_string())?;
     let wrapper = wrapper(folder.path(), relay_options)?;
@@ -65,7 +67,7 @@ fn run_behind_relay(
     }
     command
         .arg("--jobs")
-        .arg(jobs().to_string())
+        .arg(jobs.to_string())
         .arg("--bridge")
         .arg(&wrapper)
         .args(files.iter().map(|file| transcripts.join(file)))
@@ -161,11 +163,27 @@ fn reports(runs: &[&Ran]) -> String {
 /// The whole suite, in the contract's terms, must pass behind the rewording
 /// relay, with what cannot apply skipped as not applicable.
 fn whole_suite_passes() -> Result<(), Failed> {
-    let runs = run_behind_relay(&[], true, &[])?;
+    let runs = run_behind_relay(&[], true, &[], jobs())?;
     if runs.len() < 100 {
         return Err(format!("the run had only {} transcripts", runs.len()).into());
     }
-    let failed = failed(&runs);
+    // A few transcripts answer within a short wait of the bridge's (a subscribe
+    // within the 500 ms before a new listen stream); with a relay process more
+    // per transcript on a loaded machine, one can miss its wait. As mutants.py
+    // counts, a failed transcript runs once more, alone, and only a second
+    // failure counts: a text of ours without its mark fails every time.
+    let first_failed: Vec<&str> = failed(&runs).iter().map(|ran| ran.path.as_str()).collect();
+    let again = match first_failed.is_empty() {
+        true => Vec::new(),
+        false => run_behind_relay(&[], true, &first_failed, 1)?,
+    };
+    if !first_failed.is_empty() {
+        eprintln!("ran again alone after a failure: {first_failed:?}");
+    }
+    if again.len() != first_failed.len() {
+        return Err(format!("of {first_failed:?} run again, {} ran", again.len()).into());
+    }
+    let failed = failed(&again);
     if !failed.is_empty() {
         let names: Vec<&str> = failed.iter().map(|ran| ran.path.as_str()).collect();
         return Err(format!(
@@ -206,7 +224,7 @@ fn whole_suite_passes() -> Result<(), Failed> {
 /// their reports show the broken text.
 fn break_fails(broken: Break) -> Result<(), Failed> {
     let files = broken_in(broken);
-    let runs = run_behind_relay(&["--break", broken.name()], true, &files)?;
+    let runs = run_behind_relay(&["--break", broken.name()], true, &files, jobs())?;
     let text = broken_text(broken);
     let mut wrong = Vec::new();
     for file in files {
